@@ -1,0 +1,35 @@
+package analysis
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"I love painting sunrises", []string{"love", "paint", "sunris"}},
+		{"我喜欢喝咖啡", []string{"我喜", "喜欢", "欢喝", "喝咖", "咖啡"}},
+		{"咖啡", []string{"咖啡"}},
+		{"茶", []string{"茶"}},
+		{"牙科 appointment at 10:30", []string{"牙科", "appoint", "10", "30"}},
+		{`"AND" OR * -x 🙂 '; DROP TABLE memories; --`, []string{"drop", "tabl", "memori"}},
+		{"Caroline's café", []string{"carolin", "cafe"}},
+		{"下周三去Dentist", []string{"下周", "周三", "三去", "dentist"}},
+		{"", nil},
+	} {
+		if got := Terms(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestUniqueTerms(t *testing.T) {
+	got := UniqueTerms("coffee coffee 咖啡咖啡")
+	want := []string{"coffe", "咖啡", "啡咖"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("UniqueTerms = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,362 @@
+// Package configs holds engram's typed configuration and engram.yaml, the
+// file that lists every key with its default.
+//
+// Values are layered: defaults in code (Default), then the YAML file, then
+// ENGRAM_* environment variables, then Validate. A key's variable is its
+// YAML path upper-cased and joined by "_" (store.dsn → ENGRAM_STORE_DSN);
+// secrets also accept a _FILE variant naming a file that holds the value
+// (ENGRAM_STORE_DSN_FILE). ENGRAM_API_KEY is short for ENGRAM_AUTH_API_KEY.
+package configs
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/engram-memory/engram"
+)
+
+// DefaultYAML is configs/engram.yaml: every key, commented, at its default.
+//
+//go:embed engram.yaml
+var DefaultYAML []byte
+
+// Config is the whole configuration of an engram process.
+type Config struct {
+	DataDir string       `yaml:"data_dir"`
+	Server  ServerConfig `yaml:"server"`
+	Store   StoreConfig  `yaml:"store"`
+	Auth    AuthConfig   `yaml:"auth"`
+	Limits  LimitsConfig `yaml:"limits"`
+	Memory  MemoryConfig `yaml:"memory"`
+	Tokens  TokensConfig `yaml:"tokens"`
+}
+
+// ServerConfig configures the HTTP server.
+type ServerConfig struct {
+	Addr              string        `yaml:"addr"`
+	LogFormat         string        `yaml:"log_format"`
+	LogLevel          string        `yaml:"log_level"`
+	TrustedProxies    []string      `yaml:"trusted_proxies"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
+}
+
+// StoreConfig chooses and tunes the database.
+type StoreConfig struct {
+	Driver       string        `yaml:"driver"`
+	DSN          string        `yaml:"dsn" secret:"true"`
+	MaxOpenConns int           `yaml:"max_open_conns"`
+	BusyTimeout  time.Duration `yaml:"busy_timeout"`
+}
+
+// AuthConfig configures API keys.
+type AuthConfig struct {
+	APIKey        string `yaml:"api_key" secret:"true"`
+	DefaultTenant string `yaml:"default_tenant"`
+}
+
+// LimitsConfig bounds what one request may send.
+type LimitsConfig struct {
+	MaxBodyBytes       int64 `yaml:"max_body_bytes"`
+	MaxJSONDepth       int   `yaml:"max_json_depth"`
+	MaxContentChars    int   `yaml:"max_content_chars"`
+	MaxSummaryChars    int   `yaml:"max_summary_chars"`
+	MaxTags            int   `yaml:"max_tags"`
+	MaxTagChars        int   `yaml:"max_tag_chars"`
+	MaxKeyBytes        int   `yaml:"max_key_bytes"`
+	MaxKeySegmentBytes int   `yaml:"max_key_segment_bytes"`
+	DefaultListLimit   int   `yaml:"default_list_limit"`
+	MaxListLimit       int   `yaml:"max_list_limit"`
+}
+
+// MemoryConfig sets the L2 vocabulary and defaults.
+type MemoryConfig struct {
+	Categories        []string `yaml:"categories"`
+	DefaultCategory   string   `yaml:"default_category"`
+	DefaultPriority   string   `yaml:"default_priority"`
+	DefaultConfidence float64  `yaml:"default_confidence"`
+	Untrusted         string   `yaml:"untrusted"`
+}
+
+// TokensConfig chooses the tokenizer used for token counts and budgets.
+type TokensConfig struct {
+	Encoding string `yaml:"encoding"`
+}
+
+// Default returns the built-in defaults; engram.yaml repeats them.
+func Default() Config {
+	return Config{
+		DataDir: "./data",
+		Server: ServerConfig{
+			Addr:              "127.0.0.1:8080",
+			LogFormat:         "text",
+			LogLevel:          "info",
+			TrustedProxies:    []string{},
+			ReadHeaderTimeout: 10 * time.Second,
+			ShutdownTimeout:   15 * time.Second,
+		},
+		Store: StoreConfig{
+			Driver:       "sqlite",
+			MaxOpenConns: 8,
+			BusyTimeout:  5 * time.Second,
+		},
+		Auth: AuthConfig{DefaultTenant: "default"},
+		Limits: LimitsConfig{
+			MaxBodyBytes:       1 << 20,
+			MaxJSONDepth:       32,
+			MaxContentChars:    32768,
+			MaxSummaryChars:    4096,
+			MaxTags:            32,
+			MaxTagChars:        64,
+			MaxKeyBytes:        1024,
+			MaxKeySegmentBytes: 200,
+			DefaultListLimit:   50,
+			MaxListLimit:       500,
+		},
+		Memory: MemoryConfig{
+			Categories:        append([]string(nil), engram.DefaultCategories...),
+			DefaultCategory:   engram.CategoryLife,
+			DefaultPriority:   string(engram.P2),
+			DefaultConfidence: 0.5,
+			Untrusted:         "reject",
+		},
+		Tokens: TokensConfig{Encoding: "cl100k_base"},
+	}
+}
+
+// Load returns Default, overlaid with the YAML file at path (if path is
+// not empty), then with the environment, then validated.
+func Load(path string, environ []string) (Config, error) {
+	cfg := Default()
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("config: %w", err)
+		}
+		if err := decodeYAML(b, &cfg); err != nil {
+			return cfg, fmt.Errorf("config: %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, environ); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+func decodeYAML(b []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return err // io.EOF: an empty file overrides nothing
+	}
+	return nil
+}
+
+// applyEnv overlays ENGRAM_* variables on cfg.
+func applyEnv(cfg *Config, environ []string) error {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "ENGRAM_") {
+			env[k] = v
+		}
+	}
+	if v, ok := env["ENGRAM_API_KEY"]; ok {
+		env["ENGRAM_AUTH_API_KEY"] = v
+	}
+	if v, ok := env["ENGRAM_API_KEY_FILE"]; ok {
+		env["ENGRAM_AUTH_API_KEY_FILE"] = v
+	}
+	return walk(reflect.ValueOf(cfg).Elem(), "ENGRAM", func(name string, f reflect.Value, secret bool) error {
+		raw, ok := env[name]
+		if secret {
+			if file, fok := env[name+"_FILE"]; fok {
+				b, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("config: %s_FILE: %w", name, err)
+				}
+				raw, ok = strings.TrimSpace(string(b)), true
+			}
+		}
+		if !ok {
+			return nil
+		}
+		if err := setValue(f, raw); err != nil {
+			return fmt.Errorf("config: %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// walk calls fn for every leaf field of v with its environment name.
+func walk(v reflect.Value, prefix string, fn func(name string, f reflect.Value, secret bool) error) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name := prefix + "_" + strings.ToUpper(sf.Tag.Get("yaml"))
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			if err := walk(f, name, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(name, f, sf.Tag.Get("secret") == "true"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setValue(f reflect.Value, raw string) error {
+	switch f.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		f.SetInt(int64(d))
+		return nil
+	case []string:
+		var list []string
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+		f.Set(reflect.ValueOf(list))
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(raw)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", raw)
+		}
+		f.SetInt(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return fmt.Errorf("want a number, got %q", raw)
+		}
+		f.SetFloat(x)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", raw)
+		}
+		f.SetBool(b)
+	default:
+		return fmt.Errorf("unsupported type %s", f.Type())
+	}
+	return nil
+}
+
+// Validate reports every invalid value at once, naming its key.
+func (c Config) Validate() error {
+	var errs []string
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, key+": "+fmt.Sprintf(format, args...))
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Server.Addr); err != nil {
+		bad("server.addr", "want host:port, got %q", c.Server.Addr)
+	}
+	if c.Server.LogFormat != "text" && c.Server.LogFormat != "json" {
+		bad("server.log_format", "want text or json, got %q", c.Server.LogFormat)
+	}
+	switch c.Server.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("server.log_level", "want debug, info, warn or error, got %q", c.Server.LogLevel)
+	}
+	for _, p := range c.Server.TrustedProxies {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				bad("server.trusted_proxies", "%q is not an IP or CIDR", p)
+			}
+		}
+	}
+	if c.Server.ShutdownTimeout <= 0 || c.Server.ReadHeaderTimeout <= 0 {
+		bad("server", "timeouts must be positive")
+	}
+	switch c.Store.Driver {
+	case "sqlite":
+	case "postgres":
+		if c.Store.DSN == "" {
+			bad("store.dsn", "required when store.driver is postgres")
+		}
+	default:
+		bad("store.driver", "want sqlite or postgres, got %q", c.Store.Driver)
+	}
+	if c.Store.MaxOpenConns < 1 {
+		bad("store.max_open_conns", "must be at least 1")
+	}
+	if c.Store.BusyTimeout < 0 {
+		bad("store.busy_timeout", "must not be negative")
+	}
+	if c.Auth.DefaultTenant == "" {
+		bad("auth.default_tenant", "must not be empty")
+	}
+	if c.Auth.APIKey != "" && len(c.Auth.APIKey) < 16 {
+		bad("auth.api_key", "must be at least 16 characters")
+	}
+	l := c.Limits
+	for key, n := range map[string]int64{
+		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth),
+		"limits.max_content_chars": int64(l.MaxContentChars), "limits.max_summary_chars": int64(l.MaxSummaryChars),
+		"limits.max_tags": int64(l.MaxTags), "limits.max_tag_chars": int64(l.MaxTagChars),
+		"limits.max_key_bytes": int64(l.MaxKeyBytes), "limits.max_key_segment_bytes": int64(l.MaxKeySegmentBytes),
+		"limits.default_list_limit": int64(l.DefaultListLimit), "limits.max_list_limit": int64(l.MaxListLimit),
+	} {
+		if n < 1 {
+			bad(key, "must be at least 1")
+		}
+	}
+	if l.DefaultListLimit > l.MaxListLimit {
+		bad("limits.default_list_limit", "must not exceed limits.max_list_limit")
+	}
+	if len(c.Memory.Categories) == 0 {
+		bad("memory.categories", "must not be empty")
+	}
+	seen := map[string]bool{}
+	for _, cat := range c.Memory.Categories {
+		if !engram.ValidName(cat) {
+			bad("memory.categories", "%q: want lower-case letters, digits, '-' or '_'", cat)
+		}
+		seen[cat] = true
+	}
+	if !seen[c.Memory.DefaultCategory] {
+		bad("memory.default_category", "%q is not in memory.categories", c.Memory.DefaultCategory)
+	}
+	if !engram.Priority(c.Memory.DefaultPriority).Valid() {
+		bad("memory.default_priority", "want P0, P1, P2 or P3, got %q", c.Memory.DefaultPriority)
+	}
+	if c.Memory.DefaultConfidence < 0 || c.Memory.DefaultConfidence > 1 {
+		bad("memory.default_confidence", "must be in [0, 1]")
+	}
+	if c.Memory.Untrusted != "reject" && c.Memory.Untrusted != "quarantine" {
+		bad("memory.untrusted", "want reject or quarantine, got %q", c.Memory.Untrusted)
+	}
+	if c.Tokens.Encoding != "cl100k_base" && c.Tokens.Encoding != "o200k_base" {
+		bad("tokens.encoding", "want cl100k_base or o200k_base, got %q", c.Tokens.Encoding)
+	}
+	if len(errs) > 0 {
+		return errors.New("config: invalid:\n  " + strings.Join(errs, "\n  "))
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package learning
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestTokenizer(t *testing.T) {
+	for _, tc := range []struct {
+		enc, text string
+		want      int
+	}{
+		{"cl100k_base", "hello world", 2},
+		{"cl100k_base", "", 0},
+		{"cl100k_base", "<|endoftext|>", 7},
+		{"o200k_base", "hello world", 2},
+	} {
+		tok, err := NewTokenizer(tc.enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.Count(tc.text); got != tc.want {
+			t.Errorf("%s Count(%q) = %d, want %d", tc.enc, tc.text, got, tc.want)
+		}
+	}
+	if _, err := NewTokenizer("gpt2-nope"); err == nil {
+		t.Fatal("unknown encoding must fail")
+	}
+}
+
+func TestTokenizerConcurrent(t *testing.T) {
+	tok, err := NewTokenizer("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tok.Count("我喜欢喝咖啡，下周三去看牙科。")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := tok.Count("我喜欢喝咖啡，下周三去看牙科。"); got != want {
+				t.Errorf("concurrent count %d != %d", got, want)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,220 @@
+package engram
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Priority orders L2 memories and sets how fast they decay: P0 identity
+// memories never decay, P3 ones fade in days.
+type Priority string
+
+// The four priorities, most important first.
+const (
+	P0 Priority = "P0"
+	P1 Priority = "P1"
+	P2 Priority = "P2"
+	P3 Priority = "P3"
+)
+
+// Valid reports whether p is one of P0–P3.
+func (p Priority) Valid() bool {
+	switch p {
+	case P0, P1, P2, P3:
+		return true
+	}
+	return false
+}
+
+// Security levels of a memory. They are stored and returned so that a
+// client can filter what it shows; engram itself does not redact by level.
+const (
+	SecurityPublic       = "public"
+	SecurityInternal     = "internal"
+	SecurityConfidential = "confidential"
+	SecuritySecret       = "secret"
+)
+
+// ValidSecurityLevel reports whether s names a security level.
+func ValidSecurityLevel(s string) bool {
+	switch s {
+	case SecurityPublic, SecurityInternal, SecurityConfidential, SecuritySecret:
+		return true
+	}
+	return false
+}
+
+// Memory is one L2 (long-term, semantic) memory: a JSON record with a
+// category, tags, confidence and a reward learned from feedback.
+type Memory struct {
+	ID            string          `json:"id"`
+	AgentID       string          `json:"agent_id,omitempty"`
+	Key           string          `json:"key,omitempty"`
+	Category      string          `json:"category"`
+	Subcategory   string          `json:"subcategory,omitempty"`
+	Type          string          `json:"type,omitempty"`
+	Tags          []string        `json:"tags"`
+	Content       string          `json:"content"`
+	Data          json.RawMessage `json:"data,omitempty"`
+	Summary       string          `json:"summary,omitempty"`
+	Importance    float64         `json:"importance"`
+	Priority      Priority        `json:"priority"`
+	Confidence    float64         `json:"confidence"`
+	Reward        float64         `json:"reward"`
+	UpCount       int64           `json:"up_count"`
+	DownCount     int64           `json:"down_count"`
+	NeedsRevision bool            `json:"needs_revision"`
+	Source        json.RawMessage `json:"source,omitempty"`
+	SecurityLevel string          `json:"security_level"`
+
+	// Stability is the Ebbinghaus stability S in days; 0 for P0 (no decay).
+	Stability float64 `json:"stability"`
+	// TokenCount and SummaryTokenCount are counted once at write time.
+	TokenCount        int    `json:"token_count"`
+	SummaryTokenCount int    `json:"summary_token_count"`
+	ContentHash       string `json:"content_hash"`
+
+	Valid          bool       `json:"valid"`
+	Archived       bool       `json:"archived"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	LastAccessedAt *time.Time `json:"last_accessed_at,omitempty"`
+	AccessCount    int64      `json:"access_count"`
+	Version        int64      `json:"version"`
+}
+
+// Expired reports whether m has an expiry at or before now.
+func (m *Memory) Expired(now time.Time) bool {
+	return m.ExpiresAt != nil && !m.ExpiresAt.After(now)
+}
+
+// MemoryFilter selects memories of the caller's tenant. Pointer fields that
+// are nil are not applied. Tombstoned memories are left out unless
+// IncludeInvalid is set; archived ones unless IncludeArchived is.
+type MemoryFilter struct {
+	Category      *string
+	Tag           *string
+	Query         *string // lexical match over content, summary, tags and key
+	NeedsRevision *bool
+	KeyPrefix     *string
+	AgentID       *string
+
+	IncludeInvalid  bool
+	IncludeArchived bool
+
+	Limit  int    // page size; the service caps it
+	Cursor string // opaque, from a previous page's NextCursor
+}
+
+// MemoryPage is one page of FindMemories.
+type MemoryPage struct {
+	Items      []*Memory
+	NextCursor string // "" on the last page
+}
+
+// MemoryUpdate changes the fields that are not nil. ExpectVersion, when
+// set, makes the update fail with ECONFLICT unless the stored version
+// matches (optimistic concurrency, HTTP If-Match).
+type MemoryUpdate struct {
+	AgentID       *string
+	Category      *string
+	Subcategory   *string
+	Type          *string
+	Tags          *[]string
+	Content       *string
+	Data          *json.RawMessage
+	Summary       *string
+	Importance    *float64
+	Priority      *Priority
+	Confidence    *float64
+	NeedsRevision *bool
+	Source        *json.RawMessage
+	SecurityLevel *string
+	Archived      *bool
+	ExpiresAt     *time.Time
+	ClearExpiry   bool
+
+	ExpectVersion *int64
+}
+
+// Memory event actions.
+const (
+	ActionCreate    = "create"
+	ActionUpdate    = "update"
+	ActionTombstone = "tombstone"
+	ActionRollback  = "rollback"
+)
+
+// MemoryEvent is one append-only entry in a memory's history: every
+// create, update, tombstone and rollback with the full state before and
+// after it.
+type MemoryEvent struct {
+	ID        int64     `json:"id"`
+	MemoryID  string    `json:"memory_id"`
+	Version   int64     `json:"version"`
+	Action    string    `json:"action"`
+	Before    *Memory   `json:"before,omitempty"`
+	After     *Memory   `json:"after,omitempty"`
+	Actor     Actor     `json:"actor"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// KeyWrite is one set_memory(key, json_content, source) call.
+type KeyWrite struct {
+	Key     string          // normalized with NormalizeKey
+	Content json.RawMessage // JSON; "null" tombstones the key
+	Source  json.RawMessage // required; see CheckProvenance
+
+	// Optional metadata; when unset it is read from the content object's
+	// fields of the same name, then defaulted.
+	AgentID       *string
+	Category      *string
+	Tags          *[]string
+	Type          *string
+	Summary       *string
+	Importance    *float64
+	Priority      *Priority
+	ExpiresAt     *time.Time
+	ExpectVersion *int64
+}
+
+// CreateResult says what CreateMemory did.
+type CreateResult struct {
+	Memory *Memory
+	// Deduplicated is true when identical content already existed in the
+	// same tenant and category and that memory was returned instead.
+	Deduplicated bool
+}
+
+// MemoryService manages L2 memories of the tenant in the context.
+type MemoryService interface {
+	// FindMemoryByID returns ENOTFOUND if the tenant has no such memory.
+	// Tombstoned memories are returned (Valid=false).
+	FindMemoryByID(ctx context.Context, id string) (*Memory, error)
+	// FindMemories returns one page; EINVALID for a bad filter or cursor.
+	FindMemories(ctx context.Context, f MemoryFilter) (*MemoryPage, error)
+	// CreateMemory stores m, or returns the existing memory with the same
+	// content in the same category. EINVALID, ECONFLICT (key taken).
+	CreateMemory(ctx context.Context, m *Memory) (*CreateResult, error)
+	// UpdateMemory applies upd. ENOTFOUND, EINVALID, ECONFLICT.
+	UpdateMemory(ctx context.Context, id string, upd MemoryUpdate) (*Memory, error)
+	// DeleteMemory tombstones the memory (Valid=false); its history stays.
+	// ENOTFOUND, ECONFLICT when expectVersion is stale.
+	DeleteMemory(ctx context.Context, id string, expectVersion *int64) (*Memory, error)
+	// FindMemoryEvents returns a memory's history, oldest first. ENOTFOUND.
+	FindMemoryEvents(ctx context.Context, id string) ([]*MemoryEvent, error)
+	// RollbackMemory restores the state recorded after version as a new
+	// version. ENOTFOUND, EINVALID (no such version), ECONFLICT.
+	RollbackMemory(ctx context.Context, id string, version int64, expectVersion *int64) (*Memory, error)
+	// SetKey is set_memory: last write wins, "null" tombstones.
+	// EINVALID for a bad key, content or source.
+	SetKey(ctx context.Context, w KeyWrite) (*Memory, error)
+	// FindMemoryByKey returns the memory at a normalized key, or ENOTFOUND
+	// when there is none, or it is tombstoned or expired.
+	FindMemoryByKey(ctx context.Context, key string) (*Memory, error)
+	// CountMemories returns the number of memories of all tenants by state
+	// ("active", "tombstoned", "archived"), for metrics.
+	CountMemories(ctx context.Context) (map[string]int64, error)
+}

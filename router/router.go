@@ -1,0 +1,512 @@
+// Package router is the query router: it reads a query's intent (ask,
+// decide, reflect), its retrieval mode (factual, exploratory, temporal,
+// causal) and its domains, and picks the L2 categories and memory layers a
+// recall searches.
+//
+// It works in Chinese and English from the first request without any model:
+// intent, mode and constraints come from the cue tables in lexicon.go, and
+// the domains start from a bilingual keyword lexicon. On top of that it
+// learns each tenant's own vocabulary from the tenant's labelled L2
+// memories (a memory's category is its label) with an incremental
+// multinomial naive Bayes over analysis.Terms, so that "Falcon" routes to
+// work once the tenant has written about the Falcon migration.
+//
+// The domain score of category d is
+//
+//	log prior(d) + w · Σ log P(term | d)
+//
+// normalised with a softmax. prior(d) ∝ α + the lexicon weight matched for
+// d; P(term | d) is Laplace-smoothed over the tenant's vocabulary, terms the
+// tenant never wrote are skipped, and w = n / (n + PriorWeight) grows with
+// the tenant's n labelled memories, so an empty tenant routes on the priors
+// alone. The lexicon plays the part of the class prior: how many memories a
+// tenant keeps per category does not bias its routing.
+//
+// The kb category (external knowledge) is not a domain: no lexicon speaks
+// for it and its documents are not learned. A route adds it for ask queries
+// in factual or exploratory mode, the ones a knowledge base can answer.
+package router
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
+)
+
+// MaxQueryRunes caps the part of a query the router reads: a longer query
+// (a pasted 100 KB document) is routed on its first MaxQueryRunes runes,
+// which say what it is about and keep routing cheap.
+const MaxQueryRunes = 2000
+
+// lexiconAlpha is the pseudo-weight every domain gets before the lexicon
+// speaks: one matched keyword then gives its domain three times the score
+// of each other domain (0.43 against 0.14 of five), a lead that a few of
+// the tenant's own memories can overturn.
+const lexiconAlpha = 0.5
+
+// Config configures a Router. Zero fields take the DefaultConfig values.
+type Config struct {
+	// Categories are the L2 categories routes may name, in display order:
+	// every one except kb is a scored domain.
+	Categories []string
+	// Threshold is the score a domain needs to be searched; when even the
+	// best domain is below it, the route searches every category.
+	Threshold float64
+	// MaxCategories caps the scored domains a route searches.
+	MaxCategories int
+	// PriorWeight is how many labelled memories the priors are worth: with
+	// n memories the learned part weighs n / (n + PriorWeight).
+	PriorWeight float64
+}
+
+// DefaultConfig returns the default categories (kb included), a threshold
+// of 0.25, at most three scored domains and priors worth five memories.
+func DefaultConfig() Config {
+	return Config{
+		Categories:    slices.Clone(engram.DefaultCategories),
+		Threshold:     0.25,
+		MaxCategories: 3,
+		PriorWeight:   5,
+	}
+}
+
+// Router routes queries. It is safe for concurrent use; each tenant has its
+// own learned model.
+type Router struct {
+	cfg     Config
+	domains []string // cfg.Categories without kb, in config order
+
+	mu      sync.RWMutex
+	tenants map[string]*model
+	loaded  map[string]bool
+}
+
+// New returns a Router for cfg.
+func New(cfg Config) *Router {
+	def := DefaultConfig()
+	var cats []string
+	for _, c := range cfg.Categories {
+		if c = strings.TrimSpace(c); c != "" && !slices.Contains(cats, c) {
+			cats = append(cats, c)
+		}
+	}
+	if len(cats) == 0 {
+		cats = def.Categories
+	}
+	cfg.Categories = cats
+	if cfg.Threshold <= 0 || cfg.Threshold > 1 {
+		cfg.Threshold = def.Threshold
+	}
+	if cfg.MaxCategories <= 0 {
+		cfg.MaxCategories = def.MaxCategories
+	}
+	if cfg.PriorWeight <= 0 {
+		cfg.PriorWeight = def.PriorWeight
+	}
+	r := &Router{cfg: cfg, tenants: map[string]*model{}, loaded: map[string]bool{}}
+	for _, c := range cats {
+		if c != engram.CategoryKB {
+			r.domains = append(r.domains, c)
+		}
+	}
+	return r
+}
+
+// Route classifies query for tenantID. The categories to search are the
+// domains scoring at least Threshold, best first and at most MaxCategories,
+// then preference for decide queries and for queries naming a constraint,
+// strategy for decide queries, and kb for factual or exploratory asks; when
+// no domain reaches Threshold, every configured category. The layers are L2,
+// and L3 for reflect. Route accepts any input (an empty or unreadable query
+// routes to every category) and reads at most MaxQueryRunes of it.
+func (r *Router) Route(tenantID, query string) engram.Route {
+	query = truncate(query, MaxQueryRunes)
+	text := normalize(query)
+	intent := classify(text, intentTable, engram.IntentAsk)
+	mode := engram.ModeFactual
+	if intent == engram.IntentReflect {
+		mode = engram.ModeExploratory
+	}
+	mode = classify(text, modeTable, mode)
+	domains := r.scoreDomains(tenantID, analysis.Terms(query))
+
+	var cats []string
+	if len(domains) > 0 && domains[0].Score >= r.cfg.Threshold {
+		for _, d := range domains {
+			if d.Score < r.cfg.Threshold || len(cats) == r.cfg.MaxCategories {
+				break
+			}
+			cats = append(cats, d.Name)
+		}
+		add := func(c string) {
+			if slices.Contains(r.cfg.Categories, c) && !slices.Contains(cats, c) {
+				cats = append(cats, c)
+			}
+		}
+		if intent == engram.IntentDecide || score(text, constraintTable) > 0 {
+			add(engram.CategoryPreference)
+		}
+		if intent == engram.IntentDecide {
+			add(engram.CategoryStrategy)
+		}
+		if intent == engram.IntentAsk && (mode == engram.ModeFactual || mode == engram.ModeExploratory) {
+			add(engram.CategoryKB)
+		}
+	} else {
+		cats = slices.Clone(r.cfg.Categories)
+	}
+
+	layers := []string{engram.LayerL2}
+	if intent == engram.IntentReflect {
+		layers = append(layers, engram.LayerL3)
+	}
+	return engram.Route{Intent: intent, Mode: mode, Domains: domains, Categories: cats, Layers: layers}
+}
+
+// Observe learns text as a memory of category for tenantID. Texts in kb or
+// in a category that is not configured, and texts without terms, are
+// ignored.
+func (r *Router) Observe(tenantID, category, text string) {
+	r.update(tenantID, category, text, 1)
+}
+
+// Forget unlearns a text that Observe learned, for a memory that was
+// updated or deleted. Forgetting a text that was never observed changes
+// nothing.
+func (r *Router) Forget(tenantID, category, text string) {
+	r.update(tenantID, category, text, -1)
+}
+
+// Loaded reports whether MarkLoaded was called for tenantID.
+func (r *Router) Loaded(tenantID string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.loaded[tenantID]
+}
+
+// MarkLoaded records that the tenant's stored memories have been observed,
+// so that a caller bulk-loads each tenant once.
+func (r *Router) MarkLoaded(tenantID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loaded[tenantID] = true
+}
+
+func (r *Router) update(tenantID, category, text string, sign int) {
+	if !slices.Contains(r.domains, category) {
+		return
+	}
+	terms := learnable(analysis.Terms(text))
+	if len(terms) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.tenants[tenantID]
+	if m == nil {
+		if sign < 0 {
+			return
+		}
+		m = newModel()
+		r.tenants[tenantID] = m
+	}
+	if sign > 0 {
+		m.add(category, terms)
+	} else {
+		m.remove(category, terms)
+	}
+}
+
+// scoreDomains returns the domain distribution, best first; ties keep the
+// configured order.
+func (r *Router) scoreDomains(tenantID string, terms []string) []engram.DomainScore {
+	if len(r.domains) == 0 {
+		return nil
+	}
+	evidence := lexiconEvidence(terms)
+	logits := make([]float64, len(r.domains))
+	for i, d := range r.domains {
+		logits[i] = math.Log(lexiconAlpha + evidence[d])
+	}
+	r.mu.RLock()
+	if m := r.tenants[tenantID]; m != nil && m.docs > 0 {
+		w := float64(m.docs) / (float64(m.docs) + r.cfg.PriorWeight)
+		learned := learnable(terms)
+		for i, d := range r.domains {
+			logits[i] += w * m.logLikelihood(d, learned)
+		}
+	}
+	r.mu.RUnlock()
+
+	top := slices.Max(logits)
+	var sum float64
+	for i := range logits {
+		logits[i] = math.Exp(logits[i] - top)
+		sum += logits[i]
+	}
+	out := make([]engram.DomainScore, len(r.domains))
+	for i, d := range r.domains {
+		out[i] = engram.DomainScore{Name: d, Score: math.Round(logits[i]/sum*1e4) / 1e4}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// model is one tenant's multinomial naive Bayes: term counts per category.
+type model struct {
+	docs   int                       // labelled documents
+	tokens map[string]int            // term occurrences per category
+	counts map[string]map[string]int // term → category → occurrences
+}
+
+func newModel() *model {
+	return &model{tokens: map[string]int{}, counts: map[string]map[string]int{}}
+}
+
+func (m *model) add(category string, terms []string) {
+	m.docs++
+	for _, t := range terms {
+		byCat := m.counts[t]
+		if byCat == nil {
+			byCat = map[string]int{}
+			m.counts[t] = byCat
+		}
+		byCat[category]++
+		m.tokens[category]++
+	}
+}
+
+// remove undoes add. A text that cannot have been added to category (one of
+// its terms is missing there) changes nothing.
+func (m *model) remove(category string, terms []string) {
+	need := map[string]int{}
+	for _, t := range terms {
+		need[t]++
+	}
+	for t, n := range need {
+		if m.counts[t][category] < n {
+			return
+		}
+	}
+	m.docs--
+	for t, n := range need {
+		byCat := m.counts[t]
+		if byCat[category] -= n; byCat[category] == 0 {
+			delete(byCat, category)
+			if len(byCat) == 0 {
+				delete(m.counts, t)
+			}
+		}
+		if m.tokens[category] -= n; m.tokens[category] == 0 {
+			delete(m.tokens, category)
+		}
+	}
+}
+
+// learnable returns the terms that may speak for a domain. The terms of the
+// intent and mode cues ("why", 什么时候) and Chinese function words (什么,
+// 一下) say how a query asks, not what about; counted, they would tie a
+// question form to whichever category happened to use it first.
+func learnable(terms []string) []string {
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if !neutralTerms[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// logLikelihood is Σ log P(t | category) over the terms the tenant knows,
+// with add-one smoothing over its vocabulary.
+func (m *model) logLikelihood(category string, terms []string) float64 {
+	vocab := float64(len(m.counts))
+	denom := math.Log(float64(m.tokens[category]) + vocab)
+	var ll float64
+	for _, t := range terms {
+		if byCat, ok := m.counts[t]; ok {
+			ll += math.Log(float64(byCat[category])+1) - denom
+		}
+	}
+	return ll
+}
+
+// compiledCue is a cue ready to match a normalised text.
+type compiledCue struct {
+	pattern string
+	weight  float64
+}
+
+type table[T any] []struct {
+	label T
+	cues  []compiledCue
+}
+
+var (
+	intentTable     = compileTable(intentRules)
+	modeTable       = compileTable(modeRules)
+	constraintTable = compileCues(constraintCues)
+	lexiconIndex    = compileLexicon(domainLexicon)
+	neutralTerms    = compileNeutral()
+)
+
+// compileNeutral collects the terms learnable skips.
+func compileNeutral() map[string]bool {
+	neutral := map[string]bool{}
+	var all []cue
+	for _, r := range intentRules {
+		all = append(all, r.cues...)
+	}
+	for _, r := range modeRules {
+		all = append(all, r.cues...)
+	}
+	all = append(all, cues(0, functionWords)...)
+	for _, c := range all {
+		for _, t := range analysis.Terms(strings.TrimSuffix(c.text, "*")) {
+			neutral[t] = true
+		}
+	}
+	return neutral
+}
+
+func compileTable[T any](rules []rule[T]) table[T] {
+	t := make(table[T], len(rules))
+	for i, r := range rules {
+		t[i].label, t[i].cues = r.label, compileCues(r.cues)
+	}
+	return t
+}
+
+// compileCues turns cues into substring patterns of a normalised text: an
+// English cue is padded with the spaces that make it match whole words
+// (only a leading one for a "*" prefix cue), a Chinese cue stays bare.
+func compileCues(cs []cue) []compiledCue {
+	out := make([]compiledCue, len(cs))
+	for i, c := range cs {
+		p := c.text
+		switch {
+		case strings.IndexFunc(p, isHan) >= 0:
+		case strings.HasSuffix(p, "*"):
+			p = " " + strings.TrimSuffix(p, "*")
+		default:
+			p = " " + p + " "
+		}
+		out[i] = compiledCue{pattern: p, weight: c.weight}
+	}
+	return out
+}
+
+// classify returns the label with the highest cue score, the earlier one on
+// a tie, or fallback when no cue matches.
+func classify[T any](text string, t table[T], fallback T) T {
+	best, label := 0.0, fallback
+	for _, rule := range t {
+		if s := score(text, rule.cues); s > best {
+			best, label = s, rule.label
+		}
+	}
+	return label
+}
+
+func score(text string, cs []compiledCue) float64 {
+	var s float64
+	for _, c := range cs {
+		if strings.Contains(text, c.pattern) {
+			s += c.weight
+		}
+	}
+	return s
+}
+
+// lexEntry is one lexicon keyword as the run of terms it analyses to.
+type lexEntry struct {
+	domain string
+	id     int
+	terms  []string
+	weight float64
+}
+
+// compileLexicon indexes the lexicon entries by their first term.
+func compileLexicon(lex map[string][]cue) map[string][]lexEntry {
+	index := map[string][]lexEntry{}
+	id := 0
+	for domain, cs := range lex {
+		for _, c := range cs {
+			terms := analysis.Terms(c.text)
+			if len(terms) == 0 {
+				continue
+			}
+			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, terms: terms, weight: c.weight})
+			id++
+		}
+	}
+	return index
+}
+
+// lexiconEvidence sums, per domain, the weights of the lexicon entries
+// found in terms; an entry counts once however often it occurs.
+func lexiconEvidence(terms []string) map[string]float64 {
+	evidence := map[string]float64{}
+	seen := map[int]bool{}
+	for i, t := range terms {
+		for _, e := range lexiconIndex[t] {
+			if !seen[e.id] && i+len(e.terms) <= len(terms) && slices.Equal(terms[i:i+len(e.terms)], e.terms) {
+				seen[e.id] = true
+				evidence[e.domain] += e.weight
+			}
+		}
+	}
+	return evidence
+}
+
+// normalize prepares a query for cue matching: lower case, full-width ASCII
+// folded, apostrophes dropped ("don't" → "dont"), every other non-letter a
+// single space, a space between Han and other letters, and a space at both
+// ends so that " cue " matches whole words.
+func normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(' ')
+	space, han := true, false
+	for _, r := range s {
+		if r >= 0xFF01 && r <= 0xFF5E {
+			r -= 0xFEE0
+		}
+		switch {
+		case r == '\'' || r == '’':
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			h := isHan(r)
+			if !space && h != han {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			space, han = false, h
+		case !space:
+			b.WriteByte(' ')
+			space = true
+		}
+	}
+	if !space {
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
+
+// truncate returns the first n runes of s.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}

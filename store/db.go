@@ -1,0 +1,225 @@
+// Package store keeps engram's data in SQLite (embedded, the default) or
+// PostgreSQL (scale-out) through gorm. Both engines share one code path
+// and one test suite; the few dialect differences (lexical search, JSON
+// operators) are confined to dialect.go. The schema comes from versioned,
+// embedded SQL migrations per dialect; nothing is auto-migrated.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/engram-memory/engram"
+)
+
+// Options configures Open.
+type Options struct {
+	Driver       string // "sqlite" or "postgres"
+	DSN          string // postgres DSN, or optional SQLite file path
+	DataDir      string // SQLite default location: <DataDir>/engram.db
+	MaxOpenConns int    // SQLite readers; PostgreSQL pool size
+	BusyTimeout  time.Duration
+	Logger       *slog.Logger
+	Now          engram.Clock
+	Tokens       engram.TokenCounter
+	Policy       Policy
+}
+
+// Policy holds the validation limits and defaults that every write path
+// (HTTP, MCP, CLI) shares.
+type Policy struct {
+	Categories        []string
+	DefaultCategory   string
+	DefaultPriority   engram.Priority
+	DefaultConfidence float64
+	QuarantineUntrust bool // store unprovenanced writes under /untrusted/ instead of refusing them
+	MaxContentChars   int
+	MaxSummaryChars   int
+	MaxTags           int
+	MaxTagChars       int
+	Keys              engram.KeyLimits
+	DefaultListLimit  int
+	MaxListLimit      int
+}
+
+// DB is an open store. With SQLite, writes go through a single connection
+// (SQLite allows one writer; queuing in Go beats SQLITE_BUSY retries) and
+// reads through a pool; with PostgreSQL both are the same pool.
+type DB struct {
+	w, r    *gorm.DB
+	dialect dialect
+	now     engram.Clock
+	tokens  engram.TokenCounter
+	policy  Policy
+	log     *slog.Logger
+	secret  []byte // signs list cursors; shared through the settings table
+}
+
+// Open connects, applies pending migrations and loads the settings.
+func Open(ctx context.Context, o Options) (*DB, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tokens == nil {
+		return nil, errors.New("store: a token counter is required")
+	}
+	gcfg := &gorm.Config{
+		Logger: logger.NewSlogLogger(o.Logger.With("component", "gorm"), logger.Config{
+			SlowThreshold:             500 * time.Millisecond,
+			LogLevel:                  logger.Warn,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true, // never log bound values
+		}),
+		NowFunc:                func() time.Time { return o.Now().UTC() },
+		SkipDefaultTransaction: true,
+	}
+	db := &DB{now: o.Now, tokens: o.Tokens, policy: o.Policy, log: o.Logger}
+	var err error
+	switch o.Driver {
+	case "sqlite":
+		db.dialect = sqliteDialect{}
+		err = db.openSQLite(o, gcfg)
+	case "postgres":
+		db.dialect = postgresDialect{}
+		err = db.openPostgres(o, gcfg)
+	default:
+		err = fmt.Errorf("store: unknown driver %q", o.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, db.w, db.dialect); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if db.secret, err = db.loadSecret(ctx, "cursor_secret"); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openSQLite opens the writer and the reader pool on one database file.
+//
+//   - journal_mode=WAL: readers never block the writer and vice versa.
+//   - synchronous=NORMAL: with WAL a commit is durable against a process
+//     crash; only an OS crash can lose the last transactions.
+//   - busy_timeout: wait for locks instead of failing at once (the backup
+//     or a CLI verb may hold one briefly).
+//   - foreign_keys=on: SQLite leaves them off by default.
+//   - _txlock=immediate on the writer: a write transaction takes the lock
+//     at BEGIN, so it cannot fail half-way when upgrading a read lock.
+//   - the readers are query_only, so a bug cannot write around the writer.
+func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
+	path := o.DSN
+	if path == "" {
+		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+			return fmt.Errorf("store: create data dir: %w", err)
+		}
+		path = filepath.Join(o.DataDir, "engram.db")
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("store: create data dir: %w", err)
+	}
+	params := url.Values{}
+	params.Set("_journal_mode", "WAL")
+	params.Set("_synchronous", "NORMAL")
+	params.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
+	params.Set("_foreign_keys", "on")
+	writer := "file:" + path + "?" + params.Encode() + "&_txlock=immediate"
+	reader := "file:" + path + "?" + params.Encode() + "&_query_only=true"
+	var err error
+	if db.w, err = gorm.Open(sqlite.Open(writer), gcfg); err != nil {
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	if db.r, err = gorm.Open(sqlite.Open(reader), gcfg); err != nil {
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	wdb, _ := db.w.DB()
+	wdb.SetMaxOpenConns(1)
+	rdb, _ := db.r.DB()
+	rdb.SetMaxOpenConns(max(o.MaxOpenConns, 1))
+	rdb.SetMaxIdleConns(max(o.MaxOpenConns, 1))
+	return nil
+}
+
+func (db *DB) openPostgres(o Options, gcfg *gorm.Config) error {
+	var err error
+	if db.w, err = gorm.Open(postgres.Open(o.DSN), gcfg); err != nil {
+		return fmt.Errorf("store: open postgres: %w", redactErr(err, o.DSN))
+	}
+	sdb, _ := db.w.DB()
+	sdb.SetMaxOpenConns(max(o.MaxOpenConns, 1))
+	sdb.SetMaxIdleConns(max(o.MaxOpenConns, 1))
+	sdb.SetConnMaxIdleTime(5 * time.Minute)
+	db.r = db.w
+	return nil
+}
+
+// redactErr keeps a DSN (which may hold a password) out of error text.
+func redactErr(err error, dsn string) error {
+	if dsn == "" {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), dsn, "<dsn>"))
+}
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	var errs []error
+	for _, g := range []*gorm.DB{db.w, db.r} {
+		if g == nil {
+			continue
+		}
+		if s, err := g.DB(); err == nil {
+			errs = append(errs, s.Close())
+		}
+		if db.r == db.w {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Ping checks that the database answers, for /healthz.
+func (db *DB) Ping(ctx context.Context) error {
+	s, err := db.r.DB()
+	if err != nil {
+		return err
+	}
+	return s.PingContext(ctx)
+}
+
+// loadSecret returns the named random secret, creating it once. Every
+// engram process on the same database reads the same value.
+func (db *DB) loadSecret(ctx context.Context, name string) ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	if err := db.w.WithContext(ctx).Exec(
+		`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, name, hex.EncodeToString(b)).Error; err != nil {
+		return nil, fmt.Errorf("store: save %s: %w", name, err)
+	}
+	var value string
+	if err := db.w.WithContext(ctx).Raw(`SELECT value FROM settings WHERE name = ?`, name).Scan(&value).Error; err != nil {
+		return nil, fmt.Errorf("store: load %s: %w", name, err)
+	}
+	return hex.DecodeString(value)
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mattn/go-sqlite3"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// dialect holds what differs between SQLite and PostgreSQL.
+type dialect interface {
+	name() string
+	// checkFeatures fails with a clear message when the engine lacks
+	// something engram needs.
+	checkFeatures(g *gorm.DB) error
+	// lockMigrations serialises migrations across processes.
+	lockMigrations(tx *gorm.DB) error
+	isUniqueViolation(err error) bool
+	// forUpdate makes a read inside a transaction lock the rows it reads
+	// until commit, so that concurrent read-modify-write cycles queue.
+	forUpdate(g *gorm.DB) *gorm.DB
+	// matchAll is a WHERE clause true for memories containing every term.
+	matchAll(terms []string) (string, any)
+	// hasTag is a WHERE clause true for memories tagged tag.
+	hasTag(tag string) (string, any)
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) name() string { return "sqlite" }
+
+func (sqliteDialect) checkFeatures(g *gorm.DB) error {
+	var n int
+	err := g.Raw(`SELECT sqlite_compileoption_used('ENABLE_FTS5')`).Scan(&n).Error
+	if err != nil || n != 1 {
+		return errors.New("store: this binary's SQLite lacks FTS5; build with -tags sqlite_fts5 (make build does)")
+	}
+	return nil
+}
+
+// lockMigrations: the writer connection's BEGIN IMMEDIATE already holds
+// SQLite's write lock for the whole transaction.
+func (sqliteDialect) lockMigrations(*gorm.DB) error { return nil }
+
+// forUpdate: SQLite has a single writer; the transaction already excludes
+// every other writer.
+func (sqliteDialect) forUpdate(g *gorm.DB) *gorm.DB { return g }
+
+func (sqliteDialect) isUniqueViolation(err error) bool {
+	var e sqlite3.Error
+	return errors.As(err, &e) && (e.ExtendedCode == sqlite3.ErrConstraintUnique || e.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// matchAll quotes every term as an FTS5 string ("..." with " doubled), so
+// no query text can be read as FTS5 syntax (AND, NEAR, *, -, column:).
+func (sqliteDialect) matchAll(terms []string) (string, any) {
+	return `memories.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)`, ftsQuery(terms, " AND ")
+}
+
+func ftsQuery(terms []string, op string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(q, op)
+}
+
+func (sqliteDialect) hasTag(tag string) (string, any) {
+	return `EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE json_each.value = ?)`, tag
+}
+
+type postgresDialect struct{}
+
+func (postgresDialect) name() string { return "postgres" }
+
+func (postgresDialect) checkFeatures(*gorm.DB) error { return nil }
+
+// migrationLockID is an arbitrary constant naming engram's advisory lock.
+const migrationLockID = 0x656e6772616d // "engram"
+
+func (postgresDialect) lockMigrations(tx *gorm.DB) error {
+	return tx.Exec(`SELECT pg_advisory_xact_lock(?)`, int64(migrationLockID)).Error
+}
+
+func (postgresDialect) forUpdate(g *gorm.DB) *gorm.DB {
+	return g.Clauses(clause.Locking{Strength: "UPDATE"})
+}
+
+func (postgresDialect) isUniqueViolation(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && e.Code == "23505"
+}
+
+// matchAll builds the tsquery from quoted lexemes ('...' with ' doubled),
+// so no query text can be read as tsquery syntax.
+func (postgresDialect) matchAll(terms []string) (string, any) {
+	return `memories.search_vector @@ to_tsquery('simple', ?)`, tsQuery(terms, " & ")
+}
+
+func tsQuery(terms []string, op string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = fmt.Sprintf("'%s'", strings.ReplaceAll(strings.ReplaceAll(t, `\`, `\\`), `'`, `''`))
+	}
+	return strings.Join(q, op)
+}
+
+func (postgresDialect) hasTag(tag string) (string, any) {
+	b, _ := json.Marshal([]string{tag})
+	return `memories.tags @> ?::jsonb`, string(b)
+}

@@ -1,0 +1,642 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
+)
+
+// Ensure DB implements the service interfaces.
+var (
+	_ engram.MemoryService = (*DB)(nil)
+	_ engram.AuthService   = (*DB)(nil)
+)
+
+// memoryRow is the memories table. Root types carry no gorm tags.
+type memoryRow struct {
+	Seq               int64 `gorm:"primaryKey;autoIncrement"`
+	ID                string
+	TenantID          string
+	AgentID           string
+	Key               *string
+	Category          string
+	Subcategory       string
+	Type              string
+	Tags              string
+	Content           string
+	Data              *string
+	Summary           string
+	Importance        float64
+	Priority          string
+	Confidence        float64
+	Reward            float64
+	UpCount           int64
+	DownCount         int64
+	NeedsRevision     bool
+	Source            *string
+	SecurityLevel     string
+	Stability         float64
+	TokenCount        int
+	SummaryTokenCount int
+	ContentHash       string
+	Valid             bool
+	Archived          bool
+	ExpiresAt         *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastAccessedAt    *time.Time
+	AccessCount       int64
+	Version           int64
+	SearchBody        string
+	SearchMeta        string
+}
+
+func (memoryRow) TableName() string { return "memories" }
+
+// memoryColumns are the memories columns a full update writes.
+var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
+	"summary", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
+	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
+	"archived", "expires_at", "updated_at", "version", "search_body", "search_meta"}
+
+type eventRow struct {
+	ID        int64 `gorm:"primaryKey;autoIncrement"`
+	TenantID  string
+	MemoryID  string
+	Version   int64
+	Action    string
+	Before    *string
+	After     *string
+	Actor     string
+	CreatedAt time.Time
+}
+
+func (eventRow) TableName() string { return "memory_events" }
+
+func (r *memoryRow) toMemory() *engram.Memory {
+	m := &engram.Memory{
+		ID: r.ID, AgentID: r.AgentID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
+		Content: r.Content, Summary: r.Summary, Importance: r.Importance, Priority: engram.Priority(r.Priority),
+		Confidence: r.Confidence, Reward: r.Reward, UpCount: r.UpCount, DownCount: r.DownCount,
+		NeedsRevision: r.NeedsRevision, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
+		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
+		Valid: r.Valid, Archived: r.Archived, ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(),
+		UpdatedAt: r.UpdatedAt.UTC(), LastAccessedAt: utcPtr(r.LastAccessedAt), AccessCount: r.AccessCount,
+		Version: r.Version, Tags: []string{},
+	}
+	if r.Key != nil {
+		m.Key = *r.Key
+	}
+	_ = json.Unmarshal([]byte(r.Tags), &m.Tags)
+	if r.Data != nil {
+		m.Data = json.RawMessage(*r.Data)
+	}
+	if r.Source != nil {
+		m.Source = json.RawMessage(*r.Source)
+	}
+	return m
+}
+
+// fromMemory copies m's stored fields into r and derives the columns that
+// follow from them: hash, token counts and the analyzed search terms.
+func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
+	r.ID, r.AgentID, r.Category, r.Subcategory, r.Type = m.ID, m.AgentID, m.Category, m.Subcategory, m.Type
+	r.Key = nil
+	if m.Key != "" {
+		k := m.Key
+		r.Key = &k
+	}
+	tags, _ := json.Marshal(m.Tags)
+	r.Tags = string(tags)
+	r.Content, r.Summary = m.Content, m.Summary
+	r.Data, r.Source = rawPtr(m.Data), rawPtr(m.Source)
+	r.Importance, r.Priority, r.Confidence, r.Reward = m.Importance, string(m.Priority), m.Confidence, m.Reward
+	r.UpCount, r.DownCount, r.NeedsRevision = m.UpCount, m.DownCount, m.NeedsRevision
+	r.SecurityLevel, r.Stability = m.SecurityLevel, m.Stability
+	r.Valid, r.Archived, r.ExpiresAt = m.Valid, m.Archived, utcPtr(m.ExpiresAt)
+	r.CreatedAt, r.UpdatedAt, r.LastAccessedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), utcPtr(m.LastAccessedAt)
+	r.AccessCount, r.Version = m.AccessCount, m.Version
+
+	m.ContentHash = contentHash(m.Content)
+	m.TokenCount = db.tokens.Count(m.Content)
+	m.SummaryTokenCount = 0
+	if m.Summary != "" {
+		m.SummaryTokenCount = db.tokens.Count(m.Summary)
+	}
+	r.ContentHash, r.TokenCount, r.SummaryTokenCount = m.ContentHash, m.TokenCount, m.SummaryTokenCount
+	r.SearchBody = analysis.Join(m.Content + "\n" + m.Summary)
+	r.SearchMeta = analysis.Join(strings.Join(m.Tags, " ") + " " + m.Key + " " + m.Category + " " + m.Subcategory + " " + m.Type)
+}
+
+func rawPtr(b json.RawMessage) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// contentHash identifies content for the write guard: the text with outer
+// white space trimmed and inner runs of white space folded to one space.
+func contentHash(content string) string {
+	sum := sha256.Sum256([]byte(strings.Join(strings.Fields(content), " ")))
+	return hex.EncodeToString(sum[:])
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns prefix_ plus 96 random bits: unguessable, so an id tells
+// nothing about other tenants.
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + "_" + idEncoding.EncodeToString(b)
+}
+
+// tenantOf returns the tenant in ctx; every query is scoped by it.
+func tenantOf(ctx context.Context) (string, error) {
+	t := engram.TenantFromContext(ctx)
+	if t == "" {
+		return "", engram.Errorf(engram.EUNAUTHORIZED, "no tenant")
+	}
+	return t, nil
+}
+
+// defaultStability is S in days for a priority (DESIGN §3); 0 = no decay.
+func defaultStability(p engram.Priority) float64 {
+	switch p {
+	case engram.P0:
+		return 0
+	case engram.P1:
+		return 365
+	case engram.P3:
+		return 14
+	default:
+		return 90
+	}
+}
+
+// validate checks m against the policy and normalises its tags.
+func (db *DB) validate(m *engram.Memory) error {
+	p := db.policy
+	if strings.TrimSpace(m.Content) == "" {
+		return engram.Errorf(engram.EINVALID, "content must not be empty")
+	}
+	if n := utf8.RuneCountInString(m.Content); n > p.MaxContentChars {
+		return engram.Errorf(engram.ETOOLARGE, "content has %d characters; the limit is %d", n, p.MaxContentChars)
+	}
+	if n := utf8.RuneCountInString(m.Summary); n > p.MaxSummaryChars {
+		return engram.Errorf(engram.ETOOLARGE, "summary has %d characters; the limit is %d", n, p.MaxSummaryChars)
+	}
+	if len(m.Data) > 4*p.MaxContentChars {
+		return engram.Errorf(engram.ETOOLARGE, "data is larger than %d bytes", 4*p.MaxContentChars)
+	}
+	if !contains(p.Categories, m.Category) {
+		return engram.Errorf(engram.EINVALID, "unknown category %q; known: %s", m.Category, strings.Join(p.Categories, ", "))
+	}
+	if !m.Priority.Valid() {
+		return engram.Errorf(engram.EINVALID, "priority must be P0, P1, P2 or P3")
+	}
+	for name, v := range map[string]float64{"importance": m.Importance, "confidence": m.Confidence} {
+		if v < 0 || v > 1 || v != v {
+			return engram.Errorf(engram.EINVALID, "%s must be between 0 and 1", name)
+		}
+	}
+	if !engram.ValidSecurityLevel(m.SecurityLevel) {
+		return engram.Errorf(engram.EINVALID, "security_level must be public, internal, confidential or secret")
+	}
+	for name, v := range map[string]string{"agent_id": m.AgentID, "subcategory": m.Subcategory, "type": m.Type} {
+		if len(v) > 128 || hasControl(v) {
+			return engram.Errorf(engram.EINVALID, "%s must be at most 128 bytes without control characters", name)
+		}
+	}
+	if m.Key != "" {
+		if _, err := engram.NormalizeKey(m.Key, p.Keys); err != nil {
+			return err
+		}
+	}
+	if len(m.Tags) > p.MaxTags {
+		return engram.Errorf(engram.EINVALID, "%d tags; the limit is %d", len(m.Tags), p.MaxTags)
+	}
+	tags := make([]string, 0, len(m.Tags))
+	for _, t := range m.Tags {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			return engram.Errorf(engram.EINVALID, "tags must not be empty")
+		case utf8.RuneCountInString(t) > p.MaxTagChars:
+			return engram.Errorf(engram.EINVALID, "tag %.20q… is longer than %d characters", t, p.MaxTagChars)
+		case hasControl(t):
+			return engram.Errorf(engram.EINVALID, "tags must not contain control characters")
+		}
+		if !contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	m.Tags = tags
+	return nil
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FindMemoryByID implements engram.MemoryService.
+func (db *DB) FindMemoryByID(ctx context.Context, id string) (*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	row, err := findRow(db.r.WithContext(ctx), tenant, "id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	return row.toMemory(), nil
+}
+
+func findRow(g *gorm.DB, tenant, where string, args ...any) (*memoryRow, error) {
+	var rows []memoryRow
+	if err := g.Where("tenant_id = ?", tenant).Where(where, args...).Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: find memory: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, engram.Errorf(engram.ENOTFOUND, "memory not found")
+	}
+	return &rows[0], nil
+}
+
+// CreateMemory implements engram.MemoryService. Defaults fill unset
+// fields; identical content (see contentHash) in the same tenant and
+// category returns the existing memory with Deduplicated set.
+func (db *DB) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.applyDefaults(m)
+	if err := db.validate(m); err != nil {
+		return nil, err
+	}
+	var res *engram.CreateResult
+	err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if m.Key == "" {
+			if dup, err := db.findDuplicate(tx, tenant, m); err != nil || dup != nil {
+				res = &engram.CreateResult{Memory: dup, Deduplicated: true}
+				return err
+			}
+		}
+		created, err := db.insert(ctx, tx, tenant, m)
+		res = &engram.CreateResult{Memory: created}
+		return err
+	})
+	if err != nil && db.dialect.isUniqueViolation(err) {
+		// A concurrent writer (PostgreSQL) stored the same content or key
+		// first: return its memory, or report the taken key.
+		if m.Key == "" {
+			if dup, ferr := db.findDuplicate(db.w.WithContext(ctx), tenant, m); ferr == nil && dup != nil {
+				return &engram.CreateResult{Memory: dup, Deduplicated: true}, nil
+			}
+		}
+		return nil, engram.Errorf(engram.ECONFLICT, "key %q already exists; PUT /v1/keys to replace it", m.Key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
+	row, err := findRow(tx, tenant, "category = ? AND content_hash = ? AND key IS NULL AND valid", m.Category, contentHash(m.Content))
+	if engram.ErrorCode(err) == engram.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return row.toMemory(), nil
+}
+
+// applyDefaults fills what a new memory did not set.
+func (db *DB) applyDefaults(m *engram.Memory) {
+	if m.Category == "" {
+		m.Category = db.policy.DefaultCategory
+	}
+	if m.Priority == "" {
+		m.Priority = db.policy.DefaultPriority
+	}
+	if m.Confidence == 0 {
+		m.Confidence = db.policy.DefaultConfidence
+	}
+	if m.Importance == 0 {
+		m.Importance = 0.5
+	}
+	if m.SecurityLevel == "" {
+		m.SecurityLevel = engram.SecurityInternal
+	}
+	if m.Tags == nil {
+		m.Tags = []string{}
+	}
+}
+
+// insert stores a new, validated memory and its create event.
+func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
+	now := db.now().UTC().Truncate(time.Microsecond)
+	m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
+	m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
+	m.Stability = defaultStability(m.Priority)
+	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount = now, now, nil, 0
+	row := memoryRow{TenantID: tenant}
+	db.fromMemory(&row, m)
+	if err := tx.Create(&row).Error; err != nil {
+		return nil, fmt.Errorf("store: insert memory: %w", err)
+	}
+	after := row.toMemory()
+	if err := db.appendEvent(ctx, tx, tenant, engram.ActionCreate, nil, after); err != nil {
+		return nil, err
+	}
+	return after, nil
+}
+
+func (db *DB) appendEvent(ctx context.Context, tx *gorm.DB, tenant, action string, before, after *engram.Memory) error {
+	ev := eventRow{TenantID: tenant, Action: action, CreatedAt: db.now().UTC().Truncate(time.Microsecond)}
+	ref := after
+	if ref == nil {
+		ref = before
+	}
+	ev.MemoryID, ev.Version = ref.ID, ref.Version
+	for dst, m := range map[**string]*engram.Memory{&ev.Before: before, &ev.After: after} {
+		if m != nil {
+			b, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			s := string(b)
+			*dst = &s
+		}
+	}
+	actor, _ := json.Marshal(engram.ActorFromContext(ctx))
+	ev.Actor = string(actor)
+	if err := tx.Create(&ev).Error; err != nil {
+		return fmt.Errorf("store: append event: %w", err)
+	}
+	return nil
+}
+
+// errRetry marks an optimistic write that lost a race without the client
+// having asked for a version check; mutate retries it on fresh data.
+var errRetry = errors.New("store: concurrent update")
+
+// mutate loads the memory, lets change modify it, validates and writes it
+// as the next version with an event, all in one transaction. The write is
+// conditional on the version it read (compare-and-swap); when another
+// writer got there first, the change is re-applied to the new state, or
+// fails with ECONFLICT if the caller pinned a version.
+func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, action string,
+	change func(tx *gorm.DB, m *engram.Memory) (bool, error)) (*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		var out *engram.Memory
+		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			row, err := findRow(db.dialect.forUpdate(tx), tenant, where, arg)
+			if err != nil {
+				return err
+			}
+			before := row.toMemory()
+			if expect != nil && *expect != before.Version {
+				return engram.Errorf(engram.ECONFLICT, "memory is at version %d, not %d; reload and retry", before.Version, *expect)
+			}
+			m := row.toMemory()
+			changed, err := change(tx, m)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				out = before
+				return nil
+			}
+			if err := db.validate(m); err != nil {
+				return err
+			}
+			m.Version = before.Version + 1
+			m.UpdatedAt = db.now().UTC().Truncate(time.Microsecond)
+			next := *row
+			db.fromMemory(&next, m)
+			res := tx.Model(&memoryRow{}).Where("seq = ? AND version = ?", row.Seq, before.Version).
+				Select(memoryColumns).Updates(&next)
+			if res.Error != nil {
+				return fmt.Errorf("store: update memory: %w", res.Error)
+			}
+			if res.RowsAffected == 0 {
+				return errRetry
+			}
+			out = next.toMemory()
+			return db.appendEvent(ctx, tx, tenant, action, before, out)
+		})
+		switch {
+		case err == nil:
+			return out, nil
+		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) && isEventClash(err)) && attempt < 5:
+			if expect != nil {
+				return nil, engram.Errorf(engram.ECONFLICT, "memory changed concurrently; reload and retry")
+			}
+			continue
+		case db.dialect.isUniqueViolation(err):
+			return nil, engram.Errorf(engram.ECONFLICT, "another memory in this category has the same content, or the key is taken")
+		case errors.Is(err, errRetry):
+			return nil, engram.Errorf(engram.ECONFLICT, "memory changed concurrently; reload and retry")
+		default:
+			return nil, err
+		}
+	}
+}
+
+// isEventClash reports a duplicate (memory_id, version) event: two writers
+// produced the same next version.
+func isEventClash(err error) bool {
+	return strings.Contains(err.Error(), "memory_events")
+}
+
+// UpdateMemory implements engram.MemoryService.
+func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate) (*engram.Memory, error) {
+	return db.mutate(ctx, "id = ?", id, u.ExpectVersion, engram.ActionUpdate, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+		if !m.Valid {
+			return false, engram.Errorf(engram.ECONFLICT, "memory is deleted; roll it back to revive it")
+		}
+		set(&m.AgentID, u.AgentID)
+		set(&m.Category, u.Category)
+		set(&m.Subcategory, u.Subcategory)
+		set(&m.Type, u.Type)
+		set(&m.Tags, u.Tags)
+		set(&m.Content, u.Content)
+		set(&m.Data, u.Data)
+		set(&m.Summary, u.Summary)
+		set(&m.Importance, u.Importance)
+		set(&m.Confidence, u.Confidence)
+		set(&m.NeedsRevision, u.NeedsRevision)
+		set(&m.Source, u.Source)
+		set(&m.SecurityLevel, u.SecurityLevel)
+		set(&m.Archived, u.Archived)
+		if u.Priority != nil && *u.Priority != m.Priority {
+			m.Priority = *u.Priority
+			m.Stability = defaultStability(m.Priority)
+		}
+		if u.ExpiresAt != nil {
+			m.ExpiresAt = u.ExpiresAt
+		}
+		if u.ClearExpiry {
+			m.ExpiresAt = nil
+		}
+		return true, nil
+	})
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// DeleteMemory implements engram.MemoryService. Deleting a deleted memory
+// changes nothing and returns it.
+func (db *DB) DeleteMemory(ctx context.Context, id string, expect *int64) (*engram.Memory, error) {
+	return db.mutate(ctx, "id = ?", id, expect, engram.ActionTombstone, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+		if !m.Valid {
+			return false, nil
+		}
+		m.Valid = false
+		return true, nil
+	})
+}
+
+// FindMemoryEvents implements engram.MemoryService.
+func (db *DB) FindMemoryEvents(ctx context.Context, id string) ([]*engram.MemoryEvent, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := db.r.WithContext(ctx)
+	if _, err := findRow(g, tenant, "id = ?", id); err != nil {
+		return nil, err
+	}
+	var rows []eventRow
+	if err := g.Where("tenant_id = ? AND memory_id = ?", tenant, id).Order("version").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: find events: %w", err)
+	}
+	out := make([]*engram.MemoryEvent, 0, len(rows))
+	for _, r := range rows {
+		ev, err := r.toEvent()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
+	ev := &engram.MemoryEvent{ID: r.ID, MemoryID: r.MemoryID, Version: r.Version, Action: r.Action, CreatedAt: r.CreatedAt.UTC()}
+	for src, dst := range map[*string]**engram.Memory{r.Before: &ev.Before, r.After: &ev.After} {
+		if src != nil {
+			var m engram.Memory
+			if err := json.Unmarshal([]byte(*src), &m); err != nil {
+				return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+			}
+			*dst = &m
+		}
+	}
+	_ = json.Unmarshal([]byte(r.Actor), &ev.Actor)
+	return ev, nil
+}
+
+// RollbackMemory implements engram.MemoryService: the memory takes again
+// every stored field it had after version (content, metadata, feedback
+// state, validity); identity, creation time and access statistics stay.
+func (db *DB) RollbackMemory(ctx context.Context, id string, version int64, expect *int64) (*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return db.mutate(ctx, "id = ?", id, expect, engram.ActionRollback, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
+		if version < 1 || version >= m.Version {
+			return false, engram.Errorf(engram.EINVALID, "version must be between 1 and %d", m.Version-1)
+		}
+		var rows []eventRow
+		if err := tx.Where("tenant_id = ? AND memory_id = ? AND version = ?", tenant, id, version).
+			Limit(1).Find(&rows).Error; err != nil {
+			return false, fmt.Errorf("store: find event: %w", err)
+		}
+		if len(rows) == 0 || rows[0].After == nil {
+			return false, engram.Errorf(engram.EINVALID, "no state recorded for version %d", version)
+		}
+		ev, err := rows[0].toEvent()
+		if err != nil {
+			return false, err
+		}
+		old := ev.After
+		old.ID, old.CreatedAt = m.ID, m.CreatedAt
+		old.LastAccessedAt, old.AccessCount = m.LastAccessedAt, m.AccessCount
+		*m = *old
+		return true, nil
+	})
+}
+
+// CountMemories implements engram.MemoryService.
+func (db *DB) CountMemories(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		Valid    bool
+		Archived bool
+		N        int64
+	}
+	if err := db.r.WithContext(ctx).Raw(`SELECT valid, archived, COUNT(*) AS n FROM memories GROUP BY valid, archived`).
+		Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: count memories: %w", err)
+	}
+	out := map[string]int64{"active": 0, "archived": 0, "tombstoned": 0}
+	for _, r := range rows {
+		switch {
+		case !r.Valid:
+			out["tombstoned"] += r.N
+		case r.Archived:
+			out["archived"] += r.N
+		default:
+			out["active"] += r.N
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,154 @@
+// Package storetest opens real stores for tests: a SQLite file in a temp
+// directory, and, when ENGRAM_TEST_POSTGRES_DSN is set, a fresh schema on
+// that PostgreSQL server, dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/store"
+)
+
+// PostgresEnv names the variable holding the test server's DSN.
+const PostgresEnv = "ENGRAM_TEST_POSTGRES_DSN"
+
+// Engines returns "sqlite", plus "postgres" when PostgresEnv is set.
+func Engines() []string {
+	if os.Getenv(PostgresEnv) != "" {
+		return []string{"sqlite", "postgres"}
+	}
+	return []string{"sqlite"}
+}
+
+// ForEachEngine runs fn as a subtest on every engine.
+func ForEachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
+	for _, e := range Engines() {
+		t.Run(e, func(t *testing.T) { fn(t, e) })
+	}
+}
+
+var (
+	tokOnce sync.Once
+	tok     *learning.Tokenizer
+	tokErr  error
+)
+
+// Tokenizer returns the shared cl100k_base tokenizer.
+func Tokenizer(tb testing.TB) *learning.Tokenizer {
+	tokOnce.Do(func() { tok, tokErr = learning.NewTokenizer("cl100k_base") })
+	if tokErr != nil {
+		tb.Fatal(tokErr)
+	}
+	return tok
+}
+
+// Policy returns the store policy of the default configuration.
+func Policy() store.Policy {
+	return PolicyFrom(configs.Default())
+}
+
+// PolicyFrom maps a configuration to a store policy.
+func PolicyFrom(c configs.Config) store.Policy {
+	return store.Policy{
+		Categories:        c.Memory.Categories,
+		DefaultCategory:   c.Memory.DefaultCategory,
+		DefaultPriority:   engram.Priority(c.Memory.DefaultPriority),
+		DefaultConfidence: c.Memory.DefaultConfidence,
+		QuarantineUntrust: c.Memory.Untrusted == "quarantine",
+		MaxContentChars:   c.Limits.MaxContentChars,
+		MaxSummaryChars:   c.Limits.MaxSummaryChars,
+		MaxTags:           c.Limits.MaxTags,
+		MaxTagChars:       c.Limits.MaxTagChars,
+		Keys:              engram.KeyLimits{MaxBytes: c.Limits.MaxKeyBytes, MaxSegmentBytes: c.Limits.MaxKeySegmentBytes},
+		DefaultListLimit:  c.Limits.DefaultListLimit,
+		MaxListLimit:      c.Limits.MaxListLimit,
+	}
+}
+
+// Options returns store options for engine with a fresh database; the
+// database is removed when tb ends. Callers may adjust them before Open.
+func Options(tb testing.TB, engine string) store.Options {
+	o := store.Options{
+		Driver:       engine,
+		DataDir:      tb.TempDir(),
+		MaxOpenConns: 4,
+		BusyTimeout:  5 * time.Second,
+		Tokens:       Tokenizer(tb),
+		Policy:       Policy(),
+	}
+	if engine == "postgres" {
+		o.DSN = freshSchema(tb)
+	}
+	return o
+}
+
+// Open opens a store on a fresh database of engine.
+func Open(tb testing.TB, engine string) *store.DB {
+	return OpenWith(tb, Options(tb, engine))
+}
+
+// OpenWith opens a store with o and closes it when tb ends.
+func OpenWith(tb testing.TB, o store.Options) *store.DB {
+	db, err := store.Open(context.Background(), o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// freshSchema creates a uniquely named schema and returns a DSN whose
+// search_path points at it.
+func freshSchema(tb testing.TB) string {
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		tb.Skipf("%s is not set", PostgresEnv)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "engram_test_" + hex.EncodeToString(b)
+	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
+		if s, err := admin.DB(); err == nil {
+			_ = s.Close()
+		}
+	})
+	if strings.Contains(base, "://") {
+		sep := "?"
+		if strings.Contains(base, "?") {
+			sep = "&"
+		}
+		return base + sep + "search_path=" + schema
+	}
+	return base + " search_path=" + schema
+}
+
+// Tenant creates a tenant on db and returns a context acting for it.
+func Tenant(tb testing.TB, db *store.DB, name string) context.Context {
+	t, err := db.EnsureTenant(context.Background(), name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return engram.NewContextWithTenant(context.Background(), t.ID)
+}
