@@ -112,12 +112,12 @@ var constraintCues = join(cues(1, `allerg* cant cannot avoid* budget must vegeta
 var domainLexicon = map[string][]cue{
 	engram.CategoryWork: cues(topicWeight, `
 		work job office meeting project deadline boss manager colleague coworker team client
-		customer code deploy deployment release sprint standup ticket bug jira roadmap
-		quarterly okr kpi promotion raise salary career hire hiring onboarding report
+		customer code deploy release sprint standup ticket bug jira roadmap
+		quarterly okr kpi promotion raise salary career hire onboarding report
 		presentation invoice contract vendor stakeholder launch migration api server
-		database production incident outage oncall reorg layoff company startup business
+		database incident outage oncall reorg layoff company startup business
 		design_review pull_request engineer product slack retro staging repo merge pipeline
-		feature spec requirement qa ship shipping headcount intern bonus conference workshop
+		feature spec requirement qa ship headcount intern bonus conference workshop
 		kickoff demo pitch investor revenue sales marketing department
 		会议 开会 项目 老板 领导 同事 加班 工作 上班 公司 客户 需求 排期 上线 发布 部署 代码 评审
 		周会 周报 日报 汇报 合同 产品 团队 裁员 跳槽 面试 升职 加薪 工资 绩效 季度 经理 出差 对接
@@ -125,15 +125,15 @@ var domainLexicon = map[string][]cue{
 		例会 上司 部门 组长 主管 年终奖 奖金 涨薪 薪资 简历 甲方 乙方 交付 迭代 提测 服务器 线上
 		报错 文档 职场`),
 	engram.CategoryLife: cues(topicWeight, `
-		family mom mother dad father sister brother wife husband partner kid kids child son
-		daughter grandma grandpa parents home house apartment rent landlord move moving
+		family mom mother dad father sister brother wife husband partner kid child son
+		daughter grandma grandpa parents home house apartment rent landlord move
 		dentist doctor hospital health blood_pressure gym sleep travel trip flight vacation
 		holiday hotel weekend birthday anniversary wedding school groceries cooking pet dog
-		cat car insurance bank bills wifi address neighbor neighbors neighbour friend
-		friends visit party pediatrician vaccine medicine meds pharmacy cousin aunt uncle
-		niece nephew relatives baby pregnant yard garden electricity utility utilities
+		cat car insurance bank bills wifi address neighbor neighbour friend
+		 visit party pediatrician vaccine medicine meds pharmacy cousin aunt uncle
+		niece nephew relatives baby pregnant yard garden electricity utility
 		plumber repair mechanic commute shopping recipe laundry chores christmas
-		thanksgiving beach camping hiking passport visa married marry funeral vet
+		thanksgiving beach camping hiking passport visa married funeral vet
 		家人 家里 爸爸 妈妈 爸妈 父母 我妈 我爸 老婆 老公 孩子 儿子 女儿 爷爷 奶奶 外婆 家长 学校
 		牙医 牙科 医生 医院 体检 看病 生病 感冒 旅行 旅游 出去玩 机票 民宿 周末 假期 放假 国庆 过年
 		春节 老家 回家 生日 结婚 搬家 房子 房租 租房 装修 宽带 朋友 宠物 买菜 做饭 失眠 睡觉 健身
@@ -143,12 +143,12 @@ var domainLexicon = map[string][]cue{
 		遛狗`),
 	engram.CategoryPreference: join(
 		cues(aspectWeight, `
-			like prefer preference favorite favourite love hate dislike enjoy style taste
+			like prefer favorite favourite love hate dislike enjoy style taste
 			allergic allergy diet dietary vegetarian vegan spicy sweet sugar coffee tea music
-			movie movies food restaurant seat window aisle font fonts color colour tone format
-			care_about picky rather podcast podcasts show shows series genre brand cuisine dish
-			dishes snack drink wine beer milk sauce flavor flavour outfit clothes wear fashion
-			theme dark_mode keyboard shoes hobby hobbies interests fan vibe
+			movie food restaurant seat window aisle font color colour tone format
+			care_about picky rather podcast show series genre brand cuisine dish
+			 snack drink wine beer milk sauce flavor flavour outfit clothes wear fashion
+			theme dark_mode keyboard shoes hobby interests fan vibe
 			喜欢 偏好 讨厌 口味 习惯 爱吃 不吃 不喝 忌口 过敏 香菜 咖啡 风格 品味 在意 宁愿 最爱
 			音乐 电影 衣服 颜色 字体 餐厅 爱好 牛奶 甜食 吃辣 喝茶 穿搭 讲究 品牌 款式 菜系 零食
 			饮料 奶茶 啤酒 红酒 偏爱 不爱 受不了 接受不了 吃不惯 喜好 兴趣 追剧 综艺 歌手 深色模式
@@ -156,25 +156,25 @@ var domainLexicon = map[string][]cue{
 		cues(topicWeight/2, `usually normally 一般 通常 平时`),
 	),
 	engram.CategoryEmotion: cues(aspectWeight, `
-		feel feeling felt mood sad happy unhappy upset depressed depression anxious anxiety
-		stress stressed angry anger mad frustrated lonely loneliness burnout overwhelmed cry
-		scared afraid fear panic worried worry grief heartbroken breakup irritable calm
-		excited proud jealous guilty ashamed emotional emotion therapist therapy mental
-		coping cope cheer nervous happiest happier joy exhausted drained hurt resent annoyed
-		disappointed hopeless insecure embarrassed nostalgic homesick tears crying feelings
+		feel felt mood sad happy unhappy upset depressed anxious anxiety
+		stress angry anger mad frustrated lonely loneliness burnout overwhelmed cry
+		scared afraid fear panic worried grief heartbroken breakup irritable calm
+		excited proud jealous guilty ashamed emotion therapist therapy mental
+		 cope cheer nervous happiest happier joy exhausted drained hurt resent annoyed
+		disappointed hopeless insecure embarrassed nostalgic homesick tears
 		heart confidence
 		心情 情绪 难过 伤心 开心 高兴 快乐 焦虑 压力 抑郁 沮丧 生气 愤怒 烦躁 郁闷 孤独 寂寞 害怕
 		担心 紧张 崩溃 委屈 失落 低落 心累 分手 吵架 心理 难受 失恋 内耗 没意思 无聊 感动 幸福 哭了
 		空落落 心里 心慌 不开心 不爽 心烦 自卑 自责 内疚 后悔 失望 绝望 迷茫 空虚 疲惫 挫败 批评
 		眼泪 感受 心态 安全感 想家 思念 想念 恐惧`),
 	engram.CategoryStrategy: cues(aspectWeight, `
-		strategy approach method technique tip tips trick tricks tactic best_way process
-		workflow habit routine framework practice prep prepare efficient efficiency
-		productive productivity focus focused improve optimize hack advice guide pomodoro
-		time_blocking study exam negotiate negotiation budgeting saving savings goal
-		discipline estimate estimating faster quicker shortcut shortcuts hacks prioritize
-		prioritise organize organise motivation consistency consistent scoping invest
-		investing
+		strategy approach method technique tip trick tactic best_way process
+		workflow habit routine framework practice prep prepare efficient
+		productive focus improve optimize hack advice guide pomodoro
+		time_blocking study exam negotiate budgeting saving goal
+		discipline estimate faster quicker shortcut prioritize
+		prioritise organize organise motivation consistent scoping invest
+		
 		方法 办法 策略 技巧 窍门 经验 怎么做 如何 流程 套路 诀窍 效率 提高 坚持 计划 准备 番茄钟
 		学习 背单词 考试 理财 预算 减肥 谈判 时间管理 步骤 思路 有效 成功 才能 秘诀 省时间 弯路 早起
 		自律 规划 管用 奏效 见效 提升 存钱 攒钱 投资 记账 练习 刷题 复习`),
