@@ -80,6 +80,11 @@ type LimitsConfig struct {
 	MaxListLimit       int   `yaml:"max_list_limit"`
 }
 
+// KeyLimits returns the key size limits.
+func (l LimitsConfig) KeyLimits() engram.KeyLimits {
+	return engram.KeyLimits{MaxBytes: l.MaxKeyBytes, MaxSegmentBytes: l.MaxKeySegmentBytes}
+}
+
 // MemoryConfig sets the L2 vocabulary and defaults.
 type MemoryConfig struct {
 	Categories        []string `yaml:"categories"`

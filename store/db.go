@@ -24,6 +24,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
 )
 
 // Options configures Open.
@@ -54,6 +55,24 @@ type Policy struct {
 	Keys              engram.KeyLimits
 	DefaultListLimit  int
 	MaxListLimit      int
+}
+
+// NewPolicy maps the configuration to the store's policy.
+func NewPolicy(c configs.Config) Policy {
+	return Policy{
+		Categories:        c.Memory.Categories,
+		DefaultCategory:   c.Memory.DefaultCategory,
+		DefaultPriority:   engram.Priority(c.Memory.DefaultPriority),
+		DefaultConfidence: c.Memory.DefaultConfidence,
+		QuarantineUntrust: c.Memory.Untrusted == "quarantine",
+		MaxContentChars:   c.Limits.MaxContentChars,
+		MaxSummaryChars:   c.Limits.MaxSummaryChars,
+		MaxTags:           c.Limits.MaxTags,
+		MaxTagChars:       c.Limits.MaxTagChars,
+		Keys:              c.Limits.KeyLimits(),
+		DefaultListLimit:  c.Limits.DefaultListLimit,
+		MaxListLimit:      c.Limits.MaxListLimit,
+	}
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
@@ -137,6 +156,13 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("store: create data dir: %w", err)
 	}
+	// The database holds every tenant's memories: owner-only, like the
+	// key file. SQLite gives the -wal and -shm files the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: create database: %w", err)
+	}
+	_ = f.Close()
 	params := url.Values{}
 	params.Set("_journal_mode", "WAL")
 	params.Set("_synchronous", "NORMAL")
@@ -144,7 +170,6 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	params.Set("_foreign_keys", "on")
 	writer := "file:" + path + "?" + params.Encode() + "&_txlock=immediate"
 	reader := "file:" + path + "?" + params.Encode() + "&_query_only=true"
-	var err error
 	if db.w, err = gorm.Open(sqlite.Open(writer), gcfg); err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}

@@ -349,7 +349,9 @@ func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engr
 	return row.toMemory(), nil
 }
 
-// applyDefaults fills what a new memory did not set.
+// applyDefaults fills what a new memory did not set; a zero confidence or
+// importance counts as not set (a memory nobody trusts is not worth
+// storing, and the scorer would rank it at zero).
 func (db *DB) applyDefaults(m *engram.Memory) {
 	if m.Category == "" {
 		m.Category = db.policy.DefaultCategory

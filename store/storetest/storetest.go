@@ -58,25 +58,7 @@ func Tokenizer(tb testing.TB) *learning.Tokenizer {
 
 // Policy returns the store policy of the default configuration.
 func Policy() store.Policy {
-	return PolicyFrom(configs.Default())
-}
-
-// PolicyFrom maps a configuration to a store policy.
-func PolicyFrom(c configs.Config) store.Policy {
-	return store.Policy{
-		Categories:        c.Memory.Categories,
-		DefaultCategory:   c.Memory.DefaultCategory,
-		DefaultPriority:   engram.Priority(c.Memory.DefaultPriority),
-		DefaultConfidence: c.Memory.DefaultConfidence,
-		QuarantineUntrust: c.Memory.Untrusted == "quarantine",
-		MaxContentChars:   c.Limits.MaxContentChars,
-		MaxSummaryChars:   c.Limits.MaxSummaryChars,
-		MaxTags:           c.Limits.MaxTags,
-		MaxTagChars:       c.Limits.MaxTagChars,
-		Keys:              engram.KeyLimits{MaxBytes: c.Limits.MaxKeyBytes, MaxSegmentBytes: c.Limits.MaxKeySegmentBytes},
-		DefaultListLimit:  c.Limits.DefaultListLimit,
-		MaxListLimit:      c.Limits.MaxListLimit,
-	}
+	return store.NewPolicy(configs.Default())
 }
 
 // Options returns store options for engine with a fresh database; the

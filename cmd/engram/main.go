@@ -1,0 +1,61 @@
+// Command engram is the agent-memory service: `engram serve` runs the
+// HTTP API; the other verbs work on the same store from the shell.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+const usage = `engram — memory for agents and chat products
+
+usage:
+  engram serve [--addr HOST:PORT] [--data DIR] [--config FILE]
+  engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
+  engram keys list [--tenant NAME]
+  engram keys revoke KEY_ID
+  engram version
+
+Every verb takes --data and --config; ENGRAM_* variables override the
+config file and flags override both (see configs/engram.yaml).
+`
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+// Run executes one command line and returns the exit code.
+func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], environ, stdout)
+	case "keys":
+		err = runKeys(ctx, args[1:], environ, stdout)
+	case "version":
+		fmt.Fprintln(stdout, "engram", Version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "engram: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "engram:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/store"
+)
+
+// Main is one engram process: configuration, store and HTTP server.
+// Tests boot it on :0 exactly as the binary does.
+type Main struct {
+	Config  configs.Config
+	DB      *store.DB
+	Logger  *slog.Logger
+	KeyFile string // where a generated default key was saved, if any
+
+	ln   net.Listener
+	http *http.Server
+	done chan error
+}
+
+// commonFlags registers --config and --data (and --addr for serve) and
+// returns a loader that layers defaults, file, environment and flags.
+func commonFlags(fs *flag.FlagSet, withAddr bool) func(environ []string) (configs.Config, error) {
+	configPath := fs.String("config", "", "YAML config file (see configs/engram.yaml)")
+	data := fs.String("data", "", "data directory (overrides data_dir)")
+	var addr *string
+	if withAddr {
+		addr = fs.String("addr", "", "listen address host:port (overrides server.addr)")
+	}
+	return func(environ []string) (configs.Config, error) {
+		cfg, err := configs.Load(*configPath, environ)
+		if err != nil {
+			return cfg, err
+		}
+		if *data != "" {
+			cfg.DataDir = *data
+		}
+		if addr != nil && *addr != "" {
+			cfg.Server.Addr = *addr
+		}
+		return cfg, cfg.Validate()
+	}
+}
+
+// Open loads nothing itself: it opens the store described by cfg.
+func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.DB, error) {
+	tok, err := learning.NewTokenizer(cfg.Tokens.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, store.Options{
+		Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, DataDir: cfg.DataDir, MaxOpenConns: cfg.Store.MaxOpenConns,
+		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Policy: store.NewPolicy(cfg),
+	})
+}
+
+// NewLogger builds the process logger from the server settings.
+func NewLogger(c configs.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Server.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Server.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func runServe(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	load := commonFlags(fs, true)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	m := &Main{Config: cfg, Logger: NewLogger(cfg, os.Stderr)}
+	if err := m.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "engram listening on %s\n", m.URL())
+	if m.KeyFile != "" {
+		fmt.Fprintf(stdout, "API key of tenant %q: %s (mode 0600)\n", cfg.Auth.DefaultTenant, m.KeyFile)
+	}
+	select {
+	case <-ctx.Done():
+		return m.Close()
+	case err := <-m.done:
+		_ = m.Close()
+		return err
+	}
+}
+
+// Start opens the store, makes sure the default tenant has a key, and
+// starts serving. It returns once the listener is open.
+func (m *Main) Start(ctx context.Context) error {
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(m.Config.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := Open(ctx, m.Config, m.Logger)
+	if err != nil {
+		return err
+	}
+	m.DB = db
+	if err := m.ensureDefaultKey(ctx); err != nil {
+		_ = db.Close()
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Memories: db, Auth: db, Health: db, Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
+		Registry: prometheus.NewRegistry(),
+		Limits: server.Limits{
+			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth, Keys: m.Config.Limits.KeyLimits(),
+		},
+	})
+	if err != nil {
+		_ = db.Close()
+		return err
+	}
+	if m.ln, err = net.Listen("tcp", m.Config.Server.Addr); err != nil {
+		_ = db.Close()
+		return err
+	}
+	m.http = &http.Server{Handler: srv, ReadHeaderTimeout: m.Config.Server.ReadHeaderTimeout,
+		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
+	m.done = make(chan error, 1)
+	go func() {
+		if err := m.http.Serve(m.ln); !errors.Is(err, http.ErrServerClosed) {
+			m.done <- err
+		}
+		close(m.done)
+	}()
+	m.Logger.Info("engram started", "addr", m.ln.Addr().String(), "driver", m.Config.Store.Driver, "data_dir", m.Config.DataDir)
+	return nil
+}
+
+// ensureDefaultKey makes the default tenant, imports ENGRAM_API_KEY if
+// set, and otherwise generates a key on first start, saved with mode 0600.
+func (m *Main) ensureDefaultKey(ctx context.Context) error {
+	tenant := m.Config.Auth.DefaultTenant
+	if _, err := m.DB.EnsureTenant(ctx, tenant); err != nil {
+		return err
+	}
+	if secret := m.Config.Auth.APIKey; secret != "" {
+		_, err := m.DB.ImportAPIKey(ctx, tenant, "configured", secret)
+		return err
+	}
+	path := filepath.Join(m.Config.DataDir, "api_key")
+	has, err := m.DB.HasActiveKey(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	if has {
+		if _, err := os.Stat(path); err == nil {
+			m.KeyFile = path
+		}
+		return nil
+	}
+	key, secret, err := m.DB.CreateAPIKey(ctx, tenant, "generated")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		_ = m.DB.RevokeAPIKey(ctx, key.ID)
+		return fmt.Errorf("save generated API key: %w", err)
+	}
+	m.KeyFile = path
+	return nil
+}
+
+// URL is the base URL the server listens on.
+func (m *Main) URL() string {
+	addr := m.ln.Addr().String()
+	if host, port, err := net.SplitHostPort(addr); err == nil && (host == "::" || host == "0.0.0.0") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	return "http://" + strings.TrimSuffix(addr, "/")
+}
+
+// Close stops accepting requests, lets in-flight ones finish within the
+// shutdown timeout, then closes the store.
+func (m *Main) Close() error {
+	var errs []error
+	if m.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownTimeout)
+		defer cancel()
+		errs = append(errs, m.http.Shutdown(ctx))
+	}
+	if m.DB != nil {
+		errs = append(errs, m.DB.Close())
+	}
+	m.Logger.Info("engram stopped")
+	return errors.Join(errs...)
+}

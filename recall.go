@@ -1,0 +1,63 @@
+package engram
+
+import (
+	"context"
+	"time"
+)
+
+// ScoreBreakdown explains a recalled memory's score: the product of
+// relevance, reward factor, confidence, retention and the revision
+// penalty, each in [0, 1].
+type ScoreBreakdown struct {
+	Relevance  float64 `json:"relevance"`
+	Reward     float64 `json:"reward"`     // Beta posterior mean of up/down votes
+	Confidence float64 `json:"confidence"` // as stored
+	Retention  float64 `json:"retention"`  // Ebbinghaus e^(−t/S), floored by priority
+	Revision   float64 `json:"revision"`   // 1, or the demotion of a needs_revision memory
+	AgeDays    float64 `json:"age_days"`   // t: days since last reinforcement
+	Stability  float64 `json:"stability"`  // S in days; 0 = never decays
+	Score      float64 `json:"score"`
+}
+
+// RecallItem is one memory chosen for a recall.
+type RecallItem struct {
+	ID          string         `json:"id"`
+	Key         string         `json:"key,omitempty"`
+	Category    string         `json:"category"`
+	Version     int64          `json:"version"`
+	Text        string         `json:"text"`   // what was injected: content, or the summary
+	Tokens      int            `json:"tokens"` // tokens of the rendered line
+	UsedSummary bool           `json:"used_summary,omitempty"`
+	Score       float64        `json:"score"`
+	Breakdown   ScoreBreakdown `json:"breakdown"`
+}
+
+// RecallRequest asks for the memories worth injecting for a query.
+type RecallRequest struct {
+	Query       string   `json:"query"`
+	TokenBudget int      `json:"token_budget"`
+	Tags        []string `json:"tags,omitempty"`
+	AgentID     string   `json:"agent_id,omitempty"`
+	SessionID   string   `json:"session_id,omitempty"`
+}
+
+// Recall is one budgeted retrieval, stored under ID so that feedback can
+// be credited to the memories it injected.
+type Recall struct {
+	ID             string       `json:"recall_id"`
+	Query          string       `json:"query"`
+	Route          Route        `json:"route"`
+	Items          []RecallItem `json:"items"`
+	Context        string       `json:"context"`
+	TokensUsed     int          `json:"tokens_used"`
+	TokenBudget    int          `json:"token_budget"`
+	DegradeReasons []string     `json:"degrade_reasons,omitempty"`
+	CreatedAt      time.Time    `json:"created_at"`
+}
+
+// RecallService runs recalls for the tenant in the context.
+type RecallService interface {
+	// Recall routes, retrieves, scores and packs. EINVALID for an empty
+	// query or a budget outside [1, max].
+	Recall(ctx context.Context, req RecallRequest) (*Recall, error)
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/engram-memory/engram"
+)
+
+// putKeyRequest is the body of PUT /v1/keys/{key}: set_memory(key,
+// content, source). "content" is any JSON and is required; null
+// tombstones the key. The other fields override the same-named fields of
+// a content object.
+type putKeyRequest struct {
+	Content    json.RawMessage  `json:"content"`
+	Source     json.RawMessage  `json:"source"`
+	AgentID    *string          `json:"agent_id"`
+	Category   *string          `json:"category"`
+	Tags       *[]string        `json:"tags"`
+	Type       *string          `json:"type"`
+	Summary    *string          `json:"summary"`
+	Importance *float64         `json:"importance"`
+	Priority   *engram.Priority `json:"priority"`
+	ExpiresAt  *time.Time       `json:"expires_at"`
+}
+
+// keyParam normalizes the key of the URL (gin has already decoded
+// percent-escapes, so %2e%2e arrives as ".." and is refused).
+func (s *Server) keyParam(c *gin.Context) (string, error) {
+	return engram.NormalizeKey(c.Param("key"), s.cfg.Limits.Keys)
+}
+
+func (s *Server) handlePutKey(c *gin.Context) {
+	key, err := s.keyParam(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	expect, err := ifMatch(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	var req putKeyRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Content == nil {
+		writeError(c, engram.Errorf(engram.EINVALID, "content is required (JSON null tombstones the key)"))
+		return
+	}
+	m, err := s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
+		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
+		ExpiresAt: req.ExpiresAt, ExpectVersion: expect,
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}
+
+func (s *Server) handleGetKey(c *gin.Context) {
+	key, err := s.keyParam(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	m, err := s.cfg.Memories.FindMemoryByKey(c.Request.Context(), key)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}
+
+// handleDeleteKey is set_memory(key, null) for clients that prefer the
+// HTTP verb; the source defaults to "api:delete".
+func (s *Server) handleDeleteKey(c *gin.Context) {
+	key, err := s.keyParam(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	expect, err := ifMatch(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	m, err := s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+		Key: key, Content: json.RawMessage("null"), Source: json.RawMessage(`"api:delete"`), ExpectVersion: expect,
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}

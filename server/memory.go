@@ -1,0 +1,282 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/engram-memory/engram"
+)
+
+// createMemoryRequest is the body of POST /v1/memories.
+type createMemoryRequest struct {
+	Content       string          `json:"content"`
+	Category      string          `json:"category"`
+	Subcategory   string          `json:"subcategory"`
+	Type          string          `json:"type"`
+	Tags          []string        `json:"tags"`
+	Data          json.RawMessage `json:"data"`
+	Summary       string          `json:"summary"`
+	Importance    *float64        `json:"importance"` // absent or 0: the default
+	Priority      engram.Priority `json:"priority"`
+	Confidence    *float64        `json:"confidence"` // absent or 0: the default
+	AgentID       string          `json:"agent_id"`
+	Key           string          `json:"key"`
+	Source        json.RawMessage `json:"source"`
+	SecurityLevel string          `json:"security_level"`
+	ExpiresAt     *time.Time      `json:"expires_at"`
+}
+
+type createMemoryResponse struct {
+	Memory       *engram.Memory `json:"memory"`
+	Deduplicated bool           `json:"deduplicated"`
+}
+
+func (s *Server) handleCreateMemory(c *gin.Context) {
+	var req createMemoryRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	m := &engram.Memory{
+		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
+		Data: nullToEmpty(req.Data), Summary: req.Summary, Priority: req.Priority, AgentID: req.AgentID,
+		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, ExpiresAt: req.ExpiresAt,
+	}
+	if req.Key != "" {
+		key, err := engram.NormalizeKey(req.Key, s.cfg.Limits.Keys)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		if err := engram.CheckProvenance(key, m.Source); err != nil {
+			writeError(c, err)
+			return
+		}
+		m.Key = key
+	}
+	set(&m.Importance, req.Importance)
+	set(&m.Confidence, req.Confidence)
+	res, err := s.cfg.Memories.CreateMemory(c.Request.Context(), m)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	status := http.StatusCreated
+	if res.Deduplicated {
+		status = http.StatusOK
+	}
+	setETag(c, res.Memory.Version)
+	c.JSON(status, createMemoryResponse{Memory: res.Memory, Deduplicated: res.Deduplicated})
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func nullToEmpty(b json.RawMessage) json.RawMessage {
+	if string(b) == "null" {
+		return nil
+	}
+	return b
+}
+
+type listResponse[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func (s *Server) handleListMemories(c *gin.Context) {
+	if err := queryParams(c, "category", "tag", "q", "needs_revision", "key_prefix", "agent_id",
+		"include_deleted", "include_archived", "limit", "cursor"); err != nil {
+		writeError(c, err)
+		return
+	}
+	var f engram.MemoryFilter
+	str := func(name string) *string {
+		if v, ok := c.GetQuery(name); ok {
+			return &v
+		}
+		return nil
+	}
+	f.Category, f.Tag, f.Query, f.KeyPrefix, f.AgentID = str("category"), str("tag"), str("q"), str("key_prefix"), str("agent_id")
+	f.Cursor = c.Query("cursor")
+	var err error
+	if f.NeedsRevision, err = boolParam(c, "needs_revision"); err != nil {
+		writeError(c, err)
+		return
+	}
+	for name, dst := range map[string]*bool{"include_deleted": &f.IncludeInvalid, "include_archived": &f.IncludeArchived} {
+		b, err := boolParam(c, name)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		*dst = b != nil && *b
+	}
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
+			return
+		}
+		f.Limit = n
+	}
+	page, err := s.cfg.Memories.FindMemories(c.Request.Context(), f)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, listResponse[*engram.Memory]{Items: page.Items, NextCursor: page.NextCursor})
+}
+
+func boolParam(c *gin.Context, name string) (*bool, error) {
+	v, ok := c.GetQuery(name)
+	if !ok {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, engram.Errorf(engram.EINVALID, "%s must be true or false", name)
+	}
+	return &b, nil
+}
+
+func (s *Server) handleGetMemory(c *gin.Context) {
+	m, err := s.cfg.Memories.FindMemoryByID(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}
+
+// patchMemoryRequest is the body of PATCH /v1/memories/{id}: absent
+// fields stay; "expires_at": null clears the expiry, "data": null clears
+// the data. "version" is an alternative to If-Match.
+type patchMemoryRequest struct {
+	AgentID       *string          `json:"agent_id"`
+	Category      *string          `json:"category"`
+	Subcategory   *string          `json:"subcategory"`
+	Type          *string          `json:"type"`
+	Tags          *[]string        `json:"tags"`
+	Content       *string          `json:"content"`
+	Data          json.RawMessage  `json:"data"`
+	Summary       *string          `json:"summary"`
+	Importance    *float64         `json:"importance"`
+	Priority      *engram.Priority `json:"priority"`
+	Confidence    *float64         `json:"confidence"`
+	NeedsRevision *bool            `json:"needs_revision"`
+	Source        json.RawMessage  `json:"source"`
+	SecurityLevel *string          `json:"security_level"`
+	Archived      *bool            `json:"archived"`
+	ExpiresAt     json.RawMessage  `json:"expires_at"`
+	Version       *int64           `json:"version"`
+}
+
+func (s *Server) handlePatchMemory(c *gin.Context) {
+	expect, err := ifMatch(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	var req patchMemoryRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Version != nil {
+		if expect != nil && *expect != *req.Version {
+			writeError(c, engram.Errorf(engram.EINVALID, "If-Match and version disagree"))
+			return
+		}
+		expect = req.Version
+	}
+	u := engram.MemoryUpdate{
+		AgentID: req.AgentID, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
+		Content: req.Content, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
+		Confidence: req.Confidence, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
+		Archived: req.Archived, ExpectVersion: expect,
+	}
+	if req.Data != nil {
+		d := nullToEmpty(req.Data)
+		u.Data = &d
+	}
+	if req.Source != nil {
+		src := nullToEmpty(req.Source)
+		u.Source = &src
+	}
+	if req.ExpiresAt != nil {
+		if string(req.ExpiresAt) == "null" {
+			u.ClearExpiry = true
+		} else {
+			var t time.Time
+			if err := json.Unmarshal(req.ExpiresAt, &t); err != nil {
+				writeError(c, engram.Errorf(engram.EINVALID, "expires_at: want an RFC 3339 time or null"))
+				return
+			}
+			u.ExpiresAt = &t
+		}
+	}
+	m, err := s.cfg.Memories.UpdateMemory(c.Request.Context(), c.Param("id"), u)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}
+
+func (s *Server) handleDeleteMemory(c *gin.Context) {
+	expect, err := ifMatch(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	m, err := s.cfg.Memories.DeleteMemory(c.Request.Context(), c.Param("id"), expect)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}
+
+func (s *Server) handleMemoryHistory(c *gin.Context) {
+	events, err := s.cfg.Memories.FindMemoryEvents(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, listResponse[*engram.MemoryEvent]{Items: events})
+}
+
+type rollbackRequest struct {
+	Version int64 `json:"version"`
+}
+
+func (s *Server) handleRollbackMemory(c *gin.Context) {
+	expect, err := ifMatch(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	var req rollbackRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	m, err := s.cfg.Memories.RollbackMemory(c.Request.Context(), c.Param("id"), req.Version, expect)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	setETag(c, m.Version)
+	c.JSON(http.StatusOK, m)
+}

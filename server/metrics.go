@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/engram-memory/engram"
+)
+
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// newMetrics registers request counts and latencies by route, memory
+// counts by state (read from the store at scrape time, across tenants,
+// with no tenant label so /metrics reveals no tenant), and the Go runtime.
+func newMetrics(reg *prometheus.Registry, memories engram.MemoryService) (*metrics, error) {
+	m := &metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "engram_http_requests_total", Help: "HTTP requests by method, route pattern and status code.",
+		}, []string{"method", "route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "engram_http_request_duration_seconds", Help: "HTTP request latency by method and route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"method", "route"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency, &memoryCollector{svc: memories},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) middleware(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := routeOf(c)
+	m.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status())).Inc()
+	m.latency.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+var memoriesDesc = prometheus.NewDesc("engram_memories", "L2 memories by state (active, archived, tombstoned).", []string{"state"}, nil)
+
+type memoryCollector struct{ svc engram.MemoryService }
+
+func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- memoriesDesc }
+
+func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.svc == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := c.svc.CountMemories(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(memoriesDesc, err)
+		return
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(memoriesDesc, prometheus.GaugeValue, float64(n), state)
+	}
+}

@@ -1,0 +1,109 @@
+// Package server is engram's HTTP JSON API (v1) on gin: authentication by
+// tenant API key, request limits, one error shape, request ids, structured
+// logs and Prometheus metrics. Handlers hold the small service interfaces
+// they need from the root package; cmd/engram wires the implementations.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/engram-memory/engram"
+)
+
+// Limits bound what one request may send.
+type Limits struct {
+	MaxBodyBytes int64
+	MaxJSONDepth int
+	Keys         engram.KeyLimits
+}
+
+// Pinger reports whether the store answers, for /healthz.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Config holds what New needs.
+type Config struct {
+	Memories       engram.MemoryService
+	Auth           engram.AuthService
+	Health         Pinger
+	Limits         Limits
+	Logger         *slog.Logger
+	TrustedProxies []string
+	// Registry receives engram's metrics; /metrics serves it.
+	Registry *prometheus.Registry
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     Config
+	engine  *gin.Engine
+	metrics *metrics
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New builds the routes. It never uses gin.Default: logging, recovery and
+// trusted proxies are engram's own.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, engine: gin.New()}
+	var err error
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Memories); err != nil {
+		return nil, err
+	}
+	e := s.engine
+	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(s.requestID, s.recoverer, s.logRequests, s.metrics.middleware)
+	e.NoRoute(func(c *gin.Context) { writeError(c, engram.Errorf(engram.ENOTFOUND, "no such endpoint")) })
+	e.NoMethod(func(c *gin.Context) {
+		writeError(c, &engram.Error{Code: errMethod, Message: "method not allowed on this endpoint"})
+	})
+
+	e.GET("/healthz", s.handleHealth)
+	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+
+	v1 := e.Group("/v1", s.authenticate)
+	v1.POST("/memories", s.handleCreateMemory)
+	v1.GET("/memories", s.handleListMemories)
+	v1.GET("/memories/:id", s.handleGetMemory)
+	v1.PATCH("/memories/:id", s.handlePatchMemory)
+	v1.DELETE("/memories/:id", s.handleDeleteMemory)
+	v1.GET("/memories/:id/history", s.handleMemoryHistory)
+	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
+	v1.PUT("/keys/*key", s.handlePutKey)
+	v1.GET("/keys/*key", s.handleGetKey)
+	v1.DELETE("/keys/*key", s.handleDeleteKey)
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+func (s *Server) handleHealth(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	if s.cfg.Health != nil {
+		if err := s.cfg.Health.Ping(ctx); err != nil {
+			s.cfg.Logger.Error("health check failed", "err", err)
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
