@@ -133,10 +133,12 @@ func (r *apiKeyRow) toAPIKey(tenantName string) *engram.APIKey {
 // FindAPIKeys implements engram.AuthService.
 func (db *DB) FindAPIKeys(ctx context.Context, tenantName string) ([]*engram.APIKey, error) {
 	var rows []struct {
-		apiKeyRow
-		TenantName string
+		ID, TenantID, Name, Prefix, TenantName string
+		CreatedAt                              time.Time
+		RevokedAt                              *time.Time
 	}
-	q := db.r.WithContext(ctx).Table("api_keys").Select("api_keys.*, tenants.name AS tenant_name").
+	q := db.r.WithContext(ctx).Table("api_keys").
+		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.created_at, api_keys.revoked_at, tenants.name AS tenant_name").
 		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id")
 	if tenantName != "" {
 		q = q.Where("tenants.name = ?", tenantName)
@@ -145,8 +147,9 @@ func (db *DB) FindAPIKeys(ctx context.Context, tenantName string) ([]*engram.API
 		return nil, fmt.Errorf("store: list keys: %w", err)
 	}
 	out := make([]*engram.APIKey, len(rows))
-	for i := range rows {
-		out[i] = rows[i].toAPIKey(rows[i].TenantName)
+	for i, r := range rows {
+		out[i] = &engram.APIKey{ID: r.ID, TenantID: r.TenantID, TenantName: r.TenantName, Name: r.Name, Prefix: r.Prefix,
+			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt)}
 	}
 	return out, nil
 }

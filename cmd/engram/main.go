@@ -4,11 +4,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/engram-memory/engram"
 )
 
 func main() {
@@ -54,6 +57,9 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	if err != nil {
+		if engram.ErrorCode(err) != engram.EINTERNAL {
+			err = errors.New(engram.ErrorMessage(err))
+		}
 		fmt.Fprintln(stderr, "engram:", err)
 		return 1
 	}

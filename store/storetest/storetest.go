@@ -26,6 +26,10 @@ import (
 // PostgresEnv names the variable holding the test server's DSN.
 const PostgresEnv = "ENGRAM_TEST_POSTGRES_DSN"
 
+// RequirePostgresEnv, when set, makes a missing PostgresEnv a failure
+// instead of a silent SQLite-only run (CI sets it).
+const RequirePostgresEnv = "ENGRAM_TEST_REQUIRE_POSTGRES"
+
 // Engines returns "sqlite", plus "postgres" when PostgresEnv is set.
 func Engines() []string {
 	if os.Getenv(PostgresEnv) != "" {
@@ -36,6 +40,9 @@ func Engines() []string {
 
 // ForEachEngine runs fn as a subtest on every engine.
 func ForEachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
+	if os.Getenv(RequirePostgresEnv) != "" && os.Getenv(PostgresEnv) == "" {
+		t.Fatalf("%s is set but %s is not", RequirePostgresEnv, PostgresEnv)
+	}
 	for _, e := range Engines() {
 		t.Run(e, func(t *testing.T) { fn(t, e) })
 	}
@@ -98,7 +105,7 @@ func OpenWith(tb testing.TB, o store.Options) *store.DB {
 func freshSchema(tb testing.TB) string {
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
-		tb.Skipf("%s is not set", PostgresEnv)
+		tb.Fatalf("%s is not set", PostgresEnv)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/configs"
+)
+
+// boot starts the real Main on a free port with a fresh data directory.
+func boot(t *testing.T, dir string, environ []string) *Main {
+	t.Helper()
+	cfg, err := configs.Load("", environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.Server.Addr = "127.0.0.1:0"
+	m := &Main{Config: cfg}
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// TestREADMEQuickstart runs the README's curl quickstart, as written,
+// against a freshly booted server.
+func TestREADMEQuickstart(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed to walk the README quickstart")
+	}
+	dir := t.TempDir()
+	m := boot(t, dir, nil)
+	if m.KeyFile != filepath.Join(dir, "data", "api_key") {
+		t.Fatalf("generated key file %q", m.KeyFile)
+	}
+	if fi, err := os.Stat(m.KeyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file mode: %v %v", fi, err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)<!-- quickstart:begin -->\n```sh\n(.*?)```\n<!-- quickstart:end -->").FindSubmatch(readme)
+	if block == nil {
+		t.Fatal("README has no quickstart block")
+	}
+	script := strings.ReplaceAll(string(block[1]), "http://127.0.0.1:8080", m.URL())
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("quickstart failed: %v\n%s\n%s", err, out, stderr.String())
+	}
+	// The responses, in the README's order.
+	rest := string(out)
+	for _, want := range []string{
+		`"content":"User drinks coffee black, no sugar"`, `"deduplicated":false`, // create
+		`"content":"User drinks coffee black, no sugar"`, // get
+		`{"items":[{"id":"mem_`,                          // list
+		`"key":"/user/preference/style"`, `"version":1`, // set key
+		`"content":"answers in short bullet points"`,     // read key
+		`"valid":false`,                                  // tombstone
+		`{"error":{"code":"not_found","message":"key /user/preference/style is tombstoned"}}`,
+	} {
+		i := strings.Index(rest, want)
+		if i < 0 {
+			t.Fatalf("quickstart output lacks %s (in order); output:\n%s", want, out)
+		}
+		rest = rest[i+len(want):]
+	}
+}
+
+// TestServeLifecycle runs the binary's serve verb: it prints the URL and
+// the key file, answers, stops on cancellation (SIGTERM), and a restart
+// finds every acknowledged write.
+func TestServeLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	key := "ci-test-key-0123456789"
+	environ := []string{"ENGRAM_API_KEY=" + key, "ENGRAM_SERVER_LOG_LEVEL=warn"}
+	url := serveOnce(t, data, environ, func(url string) {
+		req, _ := http.NewRequest("PUT", url+"/v1/keys/user/name", strings.NewReader(`{"content":"Ada","source":"chat"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("put: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	})
+	if _, err := os.Stat(filepath.Join(data, "api_key")); !os.IsNotExist(err) {
+		t.Fatal("with ENGRAM_API_KEY set, no key file is generated")
+	}
+	serveOnce(t, data, environ, func(u string) {
+		if u == url {
+			t.Log("same port reused")
+		}
+		req, _ := http.NewRequest("GET", u+"/v1/keys/user/name", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("after restart: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	})
+}
+
+func serveOnce(t *testing.T, data string, environ []string, during func(url string)) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, w, _ := os.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, environ, w, os.Stderr)
+		w.Close()
+	}()
+	line := make([]byte, 256)
+	n, _ := r.Read(line)
+	url := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(line[:n]), "\n", 2)[0], "engram listening on "))
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("serve printed %q", line[:n])
+	}
+	during(url)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop on cancellation")
+	}
+	return url
+}
+
+func TestRunUsageAndKeys(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), nil, nil, &out, &errb); code != 2 {
+		t.Fatalf("no args: exit %d", code)
+	}
+	if code := Run(context.Background(), []string{"bogus"}, nil, &out, &errb); code != 2 {
+		t.Fatalf("unknown verb: exit %d", code)
+	}
+	data := t.TempDir()
+	out.Reset()
+	if code := Run(context.Background(), []string{"keys", "create", "--data", data, "--tenant", "acme"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("keys create: %d %s", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "egk_") {
+		t.Fatalf("keys create printed %q", out.String())
+	}
+	out.Reset()
+	if code := Run(context.Background(), []string{"keys", "list", "--data", data}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "acme") {
+		t.Fatalf("keys list: %d %q", code, out.String())
+	}
+	id := regexp.MustCompile(`key_[a-z0-9]+`).FindString(out.String())
+	out.Reset()
+	if code := Run(context.Background(), []string{"keys", "revoke", "--data", data, id}, nil, &out, &errb); code != 0 {
+		t.Fatalf("keys revoke: %d %s", code, errb.String())
+	}
+	if code := Run(context.Background(), []string{"keys", "revoke", "--data", data, id}, nil, &out, &errb); code != 1 {
+		t.Fatalf("revoking twice must fail: %d", code)
+	}
+	if code := Run(context.Background(), []string{"serve", "--data", data}, []string{"ENGRAM_STORE_DRIVER=mysql"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "store.driver") {
+		t.Fatalf("bad config must fail before anything opens: %d %q", code, errb.String())
+	}
+}
