@@ -69,9 +69,9 @@ func TestREADMEQuickstart(t *testing.T) {
 		`"content":"User drinks coffee black, no sugar"`, `"deduplicated":false`, // create
 		`"content":"User drinks coffee black, no sugar"`, // get
 		`{"items":[{"id":"mem_`,                          // list
-		`"key":"/user/preference/style"`, `"version":1`, // set key
-		`"content":"answers in short bullet points"`,     // read key
-		`"valid":false`,                                  // tombstone
+		`"key":"/user/preference/style"`, `"version":1`,  // set key
+		`"content":"answers in short bullet points"`, // read key
+		`"valid":false`, // tombstone
 		`{"error":{"code":"not_found","message":"key /user/preference/style is tombstoned"}}`,
 	} {
 		i := strings.Index(rest, want)
