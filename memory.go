@@ -198,6 +198,9 @@ type MemoryService interface {
 	// CreateMemory stores m, or returns the existing memory with the same
 	// content in the same category. EINVALID, ECONFLICT (key taken).
 	CreateMemory(ctx context.Context, m *Memory) (*CreateResult, error)
+	// CreateMemories stores a batch whole or not at all, with the same
+	// rules as CreateMemory; results are in the order of ms.
+	CreateMemories(ctx context.Context, ms []*Memory) ([]*CreateResult, error)
 	// UpdateMemory applies upd. ENOTFOUND, EINVALID, ECONFLICT.
 	UpdateMemory(ctx context.Context, id string, upd MemoryUpdate) (*Memory, error)
 	// DeleteMemory tombstones the memory (Valid=false); its history stays.

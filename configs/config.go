@@ -70,6 +70,7 @@ type AuthConfig struct {
 type LimitsConfig struct {
 	MaxBodyBytes       int64 `yaml:"max_body_bytes"`
 	MaxJSONDepth       int   `yaml:"max_json_depth"`
+	MaxBatch           int   `yaml:"max_batch"`
 	MaxContentChars    int   `yaml:"max_content_chars"`
 	MaxSummaryChars    int   `yaml:"max_summary_chars"`
 	MaxTags            int   `yaml:"max_tags"`
@@ -120,6 +121,7 @@ func Default() Config {
 		Limits: LimitsConfig{
 			MaxBodyBytes:       1 << 20,
 			MaxJSONDepth:       32,
+			MaxBatch:           100,
 			MaxContentChars:    32768,
 			MaxSummaryChars:    4096,
 			MaxTags:            32,
@@ -322,7 +324,7 @@ func (c Config) Validate() error {
 	}
 	l := c.Limits
 	for key, n := range map[string]int64{
-		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth),
+		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
 		"limits.max_content_chars": int64(l.MaxContentChars), "limits.max_summary_chars": int64(l.MaxSummaryChars),
 		"limits.max_tags": int64(l.MaxTags), "limits.max_tag_chars": int64(l.MaxTagChars),
 		"limits.max_key_bytes": int64(l.MaxKeyBytes), "limits.max_key_segment_bytes": int64(l.MaxKeySegmentBytes),

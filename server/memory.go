@@ -41,25 +41,11 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m := &engram.Memory{
-		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
-		Data: nullToEmpty(req.Data), Summary: req.Summary, Priority: req.Priority, AgentID: req.AgentID,
-		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, ExpiresAt: req.ExpiresAt,
+	m, err := s.newMemory(req)
+	if err != nil {
+		writeError(c, err)
+		return
 	}
-	if req.Key != "" {
-		key, err := engram.NormalizeKey(req.Key, s.cfg.Limits.Keys)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		if err := engram.CheckProvenance(key, m.Source); err != nil {
-			writeError(c, err)
-			return
-		}
-		m.Key = key
-	}
-	set(&m.Importance, req.Importance)
-	set(&m.Confidence, req.Confidence)
 	res, err := s.cfg.Memories.CreateMemory(c.Request.Context(), m)
 	if err != nil {
 		writeError(c, err)
@@ -71,6 +57,66 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 	}
 	setETag(c, res.Memory.Version)
 	c.JSON(status, createMemoryResponse{Memory: res.Memory, Deduplicated: res.Deduplicated})
+}
+
+// newMemory checks what only the HTTP layer knows (key syntax, key
+// provenance) and builds the memory to create.
+func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
+	m := &engram.Memory{
+		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
+		Data: nullToEmpty(req.Data), Summary: req.Summary, Priority: req.Priority, AgentID: req.AgentID,
+		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, ExpiresAt: req.ExpiresAt,
+	}
+	set(&m.Importance, req.Importance)
+	set(&m.Confidence, req.Confidence)
+	if req.Key != "" {
+		key, err := engram.NormalizeKey(req.Key, s.cfg.Limits.Keys)
+		if err != nil {
+			return nil, err
+		}
+		if err := engram.CheckProvenance(key, m.Source); err != nil {
+			return nil, err
+		}
+		m.Key = key
+	}
+	return m, nil
+}
+
+type batchRequest struct {
+	Memories []createMemoryRequest `json:"memories"`
+}
+
+// handleCreateBatch stores up to Limits.MaxBatch memories in one
+// transaction: all of them, or (on any invalid one) none.
+func (s *Server) handleCreateBatch(c *gin.Context) {
+	var req batchRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if n := len(req.Memories); n == 0 || n > s.cfg.Limits.MaxBatch {
+		writeError(c, engram.Errorf(engram.EINVALID, "memories must hold 1 to %d memories, got %d", s.cfg.Limits.MaxBatch, n))
+		return
+	}
+	ms := make([]*engram.Memory, len(req.Memories))
+	for i, r := range req.Memories {
+		m, err := s.newMemory(r)
+		if err != nil {
+			writeError(c, engram.Errorf(engram.ErrorCode(err), "memories[%d]: %s", i, engram.ErrorMessage(err)))
+			return
+		}
+		ms[i] = m
+	}
+	res, err := s.cfg.Memories.CreateMemories(c.Request.Context(), ms)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	items := make([]createMemoryResponse, len(res))
+	for i, r := range res {
+		items[i] = createMemoryResponse{Memory: r.Memory, Deduplicated: r.Deduplicated}
+	}
+	c.JSON(http.StatusOK, listResponse[createMemoryResponse]{Items: items})
 }
 
 func set[T any](dst *T, v *T) {

@@ -20,6 +20,7 @@ import (
 type Limits struct {
 	MaxBodyBytes int64
 	MaxJSONDepth int
+	MaxBatch     int
 	Keys         engram.KeyLimits
 }
 
@@ -80,6 +81,7 @@ func New(cfg Config) (*Server, error) {
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/memories", s.handleCreateMemory)
+	v1.POST("/memories/batch", s.handleCreateBatch)
 	v1.GET("/memories", s.handleListMemories)
 	v1.GET("/memories/:id", s.handleGetMemory)
 	v1.PATCH("/memories/:id", s.handlePatchMemory)

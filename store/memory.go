@@ -302,40 +302,76 @@ func findRow(g *gorm.DB, tenant, where string, args ...any) (*memoryRow, error) 
 // fields; identical content (see contentHash) in the same tenant and
 // category returns the existing memory with Deduplicated set.
 func (db *DB) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
+	res, err := db.CreateMemories(ctx, []*engram.Memory{m})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// CreateMemories implements engram.MemoryService: every memory is
+// validated first, then all are stored in one transaction, so a batch is
+// written whole or not at all. Duplicates inside the batch collapse onto
+// the first.
+func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engram.CreateResult, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	db.applyDefaults(m)
-	if err := db.validate(m); err != nil {
-		return nil, err
+	for i, m := range ms {
+		db.applyDefaults(m)
+		if err := db.validate(m); err != nil {
+			if len(ms) > 1 {
+				var e *engram.Error
+				if errors.As(err, &e) {
+					return nil, engram.Errorf(e.Code, "memories[%d]: %s", i, e.Message)
+				}
+			}
+			return nil, err
+		}
 	}
-	var res *engram.CreateResult
-	err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if m.Key == "" {
-			if dup, err := db.findDuplicate(tx, tenant, m); err != nil || dup != nil {
-				res = &engram.CreateResult{Memory: dup, Deduplicated: true}
-				return err
+	for attempt := 0; ; attempt++ {
+		results := make([]*engram.CreateResult, len(ms))
+		err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			for i, m := range ms {
+				if m.Key == "" {
+					dup, err := db.findDuplicate(tx, tenant, m)
+					if err != nil {
+						return err
+					}
+					if dup != nil {
+						results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
+						continue
+					}
+				}
+				created, err := db.insert(ctx, tx, tenant, m)
+				if err != nil {
+					return err
+				}
+				results[i] = &engram.CreateResult{Memory: created}
+			}
+			return nil
+		})
+		if err == nil {
+			return results, nil
+		}
+		if !db.dialect.isUniqueViolation(err) {
+			return nil, err
+		}
+		// A concurrent writer (PostgreSQL) stored the same content first,
+		// or a key is taken: retry, which finds and returns the duplicate.
+		if strings.Contains(err.Error(), "memories_dedupe") && attempt < 3 {
+			continue
+		}
+		for _, m := range ms {
+			if m.Key != "" {
+				if _, ferr := findRow(db.r.WithContext(ctx), tenant, "key = ?", m.Key); ferr == nil {
+					return nil, engram.Errorf(engram.ECONFLICT, "key %q already exists; PUT /v1/keys to replace it", m.Key)
+				}
 			}
 		}
-		created, err := db.insert(ctx, tx, tenant, m)
-		res = &engram.CreateResult{Memory: created}
-		return err
-	})
-	if err != nil && db.dialect.isUniqueViolation(err) {
-		// A concurrent writer (PostgreSQL) stored the same content or key
-		// first: return its memory, or report the taken key.
-		if m.Key == "" {
-			if dup, ferr := db.findDuplicate(db.w.WithContext(ctx), tenant, m); ferr == nil && dup != nil {
-				return &engram.CreateResult{Memory: dup, Deduplicated: true}, nil
-			}
-		}
-		return nil, engram.Errorf(engram.ECONFLICT, "key %q already exists; PUT /v1/keys to replace it", m.Key)
+		return nil, engram.Errorf(engram.ECONFLICT, "a memory in this batch conflicts with a concurrent write; retry")
 	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
 }
 
 func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {

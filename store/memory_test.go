@@ -438,3 +438,32 @@ func mustList(t *testing.T, db *store.DB, ctx context.Context, f engram.MemoryFi
 	}
 	return page.Items
 }
+
+func TestCreateBatchAtomic(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		_, err := db.CreateMemories(ctx, []*engram.Memory{
+			{Content: "one", Category: "work"}, {Content: "two", Category: "nope"},
+		})
+		if engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(engram.ErrorMessage(err), "memories[1]") {
+			t.Fatalf("err %v", err)
+		}
+		_, err = db.CreateMemories(ctx, []*engram.Memory{
+			{Content: "one", Category: "work", Key: "/k"}, {Content: "two", Category: "work", Key: "/k"},
+		})
+		wantCode(t, err, engram.ECONFLICT)
+		if n := len(mustList(t, db, ctx, engram.MemoryFilter{IncludeInvalid: true})); n != 0 {
+			t.Fatalf("a refused batch stored %d memories", n)
+		}
+		res, err := db.CreateMemories(ctx, []*engram.Memory{
+			{Content: "same", Category: "work"}, {Content: "other", Category: "work"}, {Content: " same ", Category: "work"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[2].Memory.ID != res[0].Memory.ID || !res[2].Deduplicated || res[0].Deduplicated || res[1].Memory.ID == res[0].Memory.ID {
+			t.Fatalf("batch results %+v %+v %+v", res[0], res[1], res[2])
+		}
+	})
+}

@@ -130,7 +130,8 @@ func (m *Main) Start(ctx context.Context) error {
 		Memories: db, Auth: db, Health: db, Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: prometheus.NewRegistry(),
 		Limits: server.Limits{
-			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth, Keys: m.Config.Limits.KeyLimits(),
+			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth,
+			MaxBatch: m.Config.Limits.MaxBatch, Keys: m.Config.Limits.KeyLimits(),
 		},
 	})
 	if err != nil {
