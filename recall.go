@@ -61,3 +61,25 @@ type RecallService interface {
 	// query or a budget outside [1, max].
 	Recall(ctx context.Context, req RecallRequest) (*Recall, error)
 }
+
+// Boot is the first thing injected into a new conversation: the persona
+// document and the P0 identity memories.
+type Boot struct {
+	Persona    string    `json:"persona"`
+	Memories   []*Memory `json:"memories"`
+	Context    string    `json:"context"`
+	TokensUsed int       `json:"tokens_used"`
+}
+
+// LexicalQuery asks the store for the memories that best match a text.
+type LexicalQuery struct {
+	Text    string
+	AgentID string // "" sees shared memories only; else shared plus the agent's own
+	Limit   int
+}
+
+// LexicalHit is one match with its raw BM25 score (> 0).
+type LexicalHit struct {
+	Memory *Memory
+	Score  float64
+}

@@ -33,13 +33,46 @@ var DefaultYAML []byte
 
 // Config is the whole configuration of an engram process.
 type Config struct {
-	DataDir string       `yaml:"data_dir"`
-	Server  ServerConfig `yaml:"server"`
-	Store   StoreConfig  `yaml:"store"`
-	Auth    AuthConfig   `yaml:"auth"`
-	Limits  LimitsConfig `yaml:"limits"`
-	Memory  MemoryConfig `yaml:"memory"`
-	Tokens  TokensConfig `yaml:"tokens"`
+	DataDir string        `yaml:"data_dir"`
+	Server  ServerConfig  `yaml:"server"`
+	Store   StoreConfig   `yaml:"store"`
+	Auth    AuthConfig    `yaml:"auth"`
+	Limits  LimitsConfig  `yaml:"limits"`
+	Memory  MemoryConfig  `yaml:"memory"`
+	Tokens  TokensConfig  `yaml:"tokens"`
+	Recall  RecallConfig  `yaml:"recall"`
+	Scoring ScoringConfig `yaml:"scoring"`
+}
+
+// RecallConfig tunes recalls and the read blocks.
+type RecallConfig struct {
+	MaxBudget     int `yaml:"max_budget"`
+	MaxQueryChars int `yaml:"max_query_chars"`
+	Candidates    int `yaml:"candidates"`
+	MinRouted     int `yaml:"min_routed"`
+	Pinned        int `yaml:"pinned"`
+	ContextWindow int `yaml:"context_window"`
+}
+
+// ScoringConfig holds the constants of the recall score: Ebbinghaus
+// stability (days), retention floor and growth per positive use for
+// P1–P3 (P0 never decays), and the reward prior.
+type ScoringConfig struct {
+	P1StabilityDays  float64 `yaml:"p1_stability_days"`
+	P2StabilityDays  float64 `yaml:"p2_stability_days"`
+	P3StabilityDays  float64 `yaml:"p3_stability_days"`
+	P1Floor          float64 `yaml:"p1_floor"`
+	P2Floor          float64 `yaml:"p2_floor"`
+	P3Floor          float64 `yaml:"p3_floor"`
+	P1Growth         float64 `yaml:"p1_growth"`
+	P2Growth         float64 `yaml:"p2_growth"`
+	P3Growth         float64 `yaml:"p3_growth"`
+	Shrink           float64 `yaml:"shrink"`
+	MinStabilityDays float64 `yaml:"min_stability_days"`
+	MaxStabilityDays float64 `yaml:"max_stability_days"`
+	PriorUp          float64 `yaml:"prior_up"`
+	PriorDown        float64 `yaml:"prior_down"`
+	RevisionFactor   float64 `yaml:"revision_factor"`
 }
 
 // ServerConfig configures the HTTP server.
@@ -139,6 +172,14 @@ func Default() Config {
 			Untrusted:         "reject",
 		},
 		Tokens: TokensConfig{Encoding: "cl100k_base"},
+		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200},
+		Scoring: ScoringConfig{
+			P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
+			P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0,
+			P1Growth: 2.0, P2Growth: 1.5, P3Growth: 1.3,
+			Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500,
+			PriorUp: 1, PriorDown: 1, RevisionFactor: 0.5,
+		},
 	}
 }
 
@@ -361,6 +402,16 @@ func (c Config) Validate() error {
 	}
 	if c.Tokens.Encoding != "cl100k_base" && c.Tokens.Encoding != "o200k_base" {
 		bad("tokens.encoding", "want cl100k_base or o200k_base, got %q", c.Tokens.Encoding)
+	}
+	r := c.Recall
+	for key, n := range map[string]int{"recall.max_budget": r.MaxBudget, "recall.max_query_chars": r.MaxQueryChars,
+		"recall.candidates": r.Candidates, "recall.pinned": r.Pinned, "recall.context_window": r.ContextWindow} {
+		if n < 1 {
+			bad(key, "must be at least 1")
+		}
+	}
+	if r.MinRouted < 0 {
+		bad("recall.min_routed", "must not be negative")
 	}
 	if len(errs) > 0 {
 		return errors.New("config: invalid:\n  " + strings.Join(errs, "\n  "))

@@ -46,9 +46,20 @@ func newMetrics(reg *prometheus.Registry, memories engram.MemoryService) (*metri
 func (m *metrics) middleware(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	route := routeOf(c)
-	m.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status())).Inc()
-	m.latency.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+	route, method := routeOf(c), methodLabel(c.Request.Method)
+	m.requests.WithLabelValues(method, route, strconv.Itoa(c.Writer.Status())).Inc()
+	m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+}
+
+// methodLabel bounds the method label: a client can send any method
+// name, and each would otherwise become a new series.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
 }
 
 func (m *metrics) handler() http.Handler {

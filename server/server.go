@@ -33,6 +33,8 @@ type Pinger interface {
 type Config struct {
 	Memories       engram.MemoryService
 	Auth           engram.AuthService
+	Router         engram.RouterService
+	Recall         Recaller
 	Health         Pinger
 	Limits         Limits
 	Logger         *slog.Logger
@@ -88,6 +90,10 @@ func New(cfg Config) (*Server, error) {
 	v1.DELETE("/memories/:id", s.handleDeleteMemory)
 	v1.GET("/memories/:id/history", s.handleMemoryHistory)
 	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
+	v1.POST("/route", s.handleRoute)
+	v1.POST("/recall", s.handleRecall)
+	v1.GET("/context", s.handleContext)
+	v1.GET("/boot", s.handleBoot)
 	v1.PUT("/keys/*key", s.handlePutKey)
 	v1.GET("/keys/*key", s.handleGetKey)
 	v1.DELETE("/keys/*key", s.handleDeleteKey)

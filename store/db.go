@@ -55,6 +55,9 @@ type Policy struct {
 	Keys              engram.KeyLimits
 	DefaultListLimit  int
 	MaxListLimit      int
+	// Stability is the Ebbinghaus stability in days a new memory of each
+	// priority starts with (0: never decays).
+	Stability map[engram.Priority]float64
 }
 
 // NewPolicy maps the configuration to the store's policy.
@@ -72,6 +75,8 @@ func NewPolicy(c configs.Config) Policy {
 		Keys:              c.Limits.KeyLimits(),
 		DefaultListLimit:  c.Limits.DefaultListLimit,
 		MaxListLimit:      c.Limits.MaxListLimit,
+		Stability: map[engram.Priority]float64{engram.P0: 0, engram.P1: c.Scoring.P1StabilityDays,
+			engram.P2: c.Scoring.P2StabilityDays, engram.P3: c.Scoring.P3StabilityDays},
 	}
 }
 

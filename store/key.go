@@ -84,7 +84,7 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 		fresh.Reward, fresh.UpCount, fresh.DownCount, fresh.NeedsRevision = m.Reward, m.UpCount, m.DownCount, m.NeedsRevision
 		fresh.Stability, fresh.AccessCount, fresh.LastAccessedAt = m.Stability, m.AccessCount, m.LastAccessedAt
 		if fresh.Priority != m.Priority {
-			fresh.Stability = defaultStability(fresh.Priority)
+			fresh.Stability = db.policy.Stability[fresh.Priority]
 		}
 		fresh.Valid, fresh.Archived = true, false
 		*m = *fresh

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
@@ -54,7 +55,8 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 		q = q.Where("memories.needs_revision = ?", *f.NeedsRevision)
 	}
 	if f.KeyPrefix != nil { // substr, not LIKE: % and _ in a key are not wildcards
-		q = q.Where("memories.key IS NOT NULL AND substr(memories.key, 1, ?) = ?", len(*f.KeyPrefix), *f.KeyPrefix)
+		// substr counts characters in both engines, not bytes.
+		q = q.Where("memories.key IS NOT NULL AND substr(memories.key, 1, ?) = ?", utf8.RuneCountInString(*f.KeyPrefix), *f.KeyPrefix)
 	}
 	if f.Tag != nil {
 		clause, arg := db.dialect.hasTag(*f.Tag)

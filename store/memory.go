@@ -186,20 +186,6 @@ func tenantOf(ctx context.Context) (string, error) {
 	return t, nil
 }
 
-// defaultStability is S in days for a priority (DESIGN §3); 0 = no decay.
-func defaultStability(p engram.Priority) float64 {
-	switch p {
-	case engram.P0:
-		return 0
-	case engram.P1:
-		return 365
-	case engram.P3:
-		return 14
-	default:
-		return 90
-	}
-}
-
 // validate checks m against the policy and normalises its tags.
 func (db *DB) validate(m *engram.Memory) error {
 	p := db.policy
@@ -414,7 +400,7 @@ func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.
 	now := db.now().UTC().Truncate(time.Microsecond)
 	m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
 	m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
-	m.Stability = defaultStability(m.Priority)
+	m.Stability = db.policy.Stability[m.Priority]
 	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount = now, now, nil, 0
 	row := memoryRow{TenantID: tenant}
 	db.fromMemory(&row, m)
@@ -422,6 +408,9 @@ func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.
 		return nil, fmt.Errorf("store: insert memory: %w", err)
 	}
 	after := row.toMemory()
+	if err := db.reindex(tx, tenant, row.Seq, nil, after); err != nil {
+		return nil, err
+	}
 	if err := db.appendEvent(ctx, tx, tenant, engram.ActionCreate, nil, after); err != nil {
 		return nil, err
 	}
@@ -504,6 +493,9 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 				return errRetry
 			}
 			out = next.toMemory()
+			if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
+				return err
+			}
 			return db.appendEvent(ctx, tx, tenant, action, before, out)
 		})
 		switch {
@@ -552,7 +544,7 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		set(&m.Archived, u.Archived)
 		if u.Priority != nil && *u.Priority != m.Priority {
 			m.Priority = *u.Priority
-			m.Stability = defaultStability(m.Priority)
+			m.Stability = db.policy.Stability[m.Priority]
 		}
 		if u.ExpiresAt != nil {
 			m.ExpiresAt = u.ExpiresAt

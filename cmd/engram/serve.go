@@ -12,11 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 )
@@ -68,6 +71,31 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 		Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, DataDir: cfg.DataDir, MaxOpenConns: cfg.Store.MaxOpenConns,
 		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Policy: store.NewPolicy(cfg),
 	})
+}
+
+// Services are the domain services built on one store.
+type Services struct {
+	Memories engram.MemoryService // the store, teaching the router as it writes
+	Router   *router.Service
+	Recall   *learning.Recaller
+}
+
+// NewServices wires the router and the recall pipeline onto db.
+func NewServices(cfg configs.Config, db *store.DB) (*Services, error) {
+	tok, err := learning.NewTokenizer(cfg.Tokens.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	scoring := learning.NewScoreConfig(cfg.Scoring)
+	if err := scoring.Validate(); err != nil {
+		return nil, fmt.Errorf("config: scoring: %w", err)
+	}
+	rcfg := router.DefaultConfig()
+	rcfg.Categories = cfg.Memory.Categories
+	routes := router.NewService(router.New(rcfg), db)
+	recall := learning.NewRecaller(db, routes, learning.NewScorer(scoring, time.Now), tok,
+		learning.NewRecallConfig(cfg.Recall), time.Now)
+	return &Services{Memories: router.Learning(db, routes), Router: routes, Recall: recall}, nil
 }
 
 // NewLogger builds the process logger from the server settings.
@@ -126,8 +154,14 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	services, err := NewServices(m.Config, db)
+	if err != nil {
+		_ = db.Close()
+		return err
+	}
 	srv, err := server.New(server.Config{
-		Memories: db, Auth: db, Health: db, Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
+		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
+		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: prometheus.NewRegistry(),
 		Limits: server.Limits{
 			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth,

@@ -1,0 +1,253 @@
+package learning
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram"
+)
+
+// RecallStore is what a recall needs from the store.
+type RecallStore interface {
+	SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error)
+	PinnedMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error)
+	RecentMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error)
+	FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error)
+	SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error
+}
+
+// RecallConfig tunes recalls.
+type RecallConfig struct {
+	MaxBudget     int // largest token_budget / token_limit accepted
+	MaxQueryChars int // longer queries are cut to this many characters (reported in degrade_reasons)
+	Candidates    int // lexical hits scored per recall
+	MinRouted     int // fewer hits in the routed categories than this: search all categories
+	Pinned        int // P0 memories that always qualify
+	ContextWindow int // recent memories considered by the read block (/v1/context)
+}
+
+// DefaultRecallConfig returns the defaults that configs/engram.yaml lists.
+func DefaultRecallConfig() RecallConfig {
+	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200}
+}
+
+// Header starts every rendered context.
+const Header = "[Agent Memory]"
+
+// PersonaKey is the key of the tenant's persona document, injected first
+// by /v1/boot.
+const PersonaKey = "/agent/persona"
+
+// Recaller answers recalls: route, retrieve, score, pack, record.
+type Recaller struct {
+	store  RecallStore
+	router engram.RouterService
+	scorer *Scorer
+	packer *Packer
+	cfg    RecallConfig
+	now    engram.Clock
+}
+
+var _ engram.RecallService = (*Recaller)(nil)
+
+// NewRecaller returns a Recaller.
+func NewRecaller(store RecallStore, router engram.RouterService, scorer *Scorer, tok engram.TokenCounter, cfg RecallConfig, now engram.Clock) *Recaller {
+	return &Recaller{store: store, router: router, scorer: scorer, packer: NewPacker(tok, Header), cfg: cfg, now: now}
+}
+
+// Recall implements engram.RecallService. A query longer than
+// MaxQueryChars is cut, not refused, and "query_truncated" is reported. A
+// budget too small for any memory gives an empty context, not an error.
+func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engram.Recall, error) {
+	query := strings.TrimSpace(req.Query)
+	if query == "" {
+		return nil, engram.Errorf(engram.EINVALID, "query must not be empty")
+	}
+	if err := r.checkBudget("token_budget", req.TokenBudget); err != nil {
+		return nil, err
+	}
+	var degrade []string
+	if utf8.RuneCountInString(query) > r.cfg.MaxQueryChars {
+		query = string([]rune(query)[:r.cfg.MaxQueryChars])
+		degrade = append(degrade, "query_truncated")
+	}
+	route, err := r.router.RouteQuery(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := r.candidates(ctx, query, route, req)
+	if err != nil {
+		return nil, err
+	}
+	text, items, used := r.packer.Pack(cands, req.TokenBudget, RecallLine)
+	if items == nil {
+		items = []engram.RecallItem{}
+	}
+	rec := &engram.Recall{
+		Query: query, Route: *route, Items: items, Context: text, TokensUsed: used, TokenBudget: req.TokenBudget,
+		DegradeReasons: degrade, CreatedAt: r.now().UTC(),
+	}
+	if err := r.store.SaveRecall(ctx, rec, req.AgentID, req.SessionID); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (r *Recaller) checkBudget(name string, budget int) error {
+	if budget < 1 || budget > r.cfg.MaxBudget {
+		return engram.Errorf(engram.EINVALID, "%s must be between 1 and %d", name, r.cfg.MaxBudget)
+	}
+	return nil
+}
+
+// candidates retrieves and scores. Hits in the routed categories are
+// used when there are at least MinRouted of them; otherwise all hits are
+// (the route guessed wrong, or the tenant is young). Pinned P0 memories
+// always qualify, with full relevance. Request tags lift the memories
+// that carry them: relevance × (0.8 + 0.2 × share of request tags found).
+func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, error) {
+	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: 2 * r.cfg.Candidates})
+	if err != nil {
+		return nil, err
+	}
+	routed := hits[:0:0]
+	for _, h := range hits {
+		if slices.Contains(route.Categories, h.Memory.Category) {
+			routed = append(routed, h)
+		}
+	}
+	if len(routed) >= r.cfg.MinRouted {
+		hits = routed
+	}
+	if len(hits) > r.cfg.Candidates {
+		hits = hits[:r.cfg.Candidates]
+	}
+	top := 0.0
+	for _, h := range hits {
+		top = math.Max(top, h.Score)
+	}
+	pinned, err := r.store.PinnedMemories(ctx, req.AgentID, r.cfg.Pinned)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	out := make([]Candidate, 0, len(hits)+len(pinned))
+	add := func(m *engram.Memory, rel float64) {
+		if seen[m.ID] {
+			return
+		}
+		seen[m.ID] = true
+		b := r.scorer.Score(m, rel*tagLift(m.Tags, req.Tags))
+		out = append(out, Candidate{Memory: m, Breakdown: b, Group: InjectionGroup(m, b)})
+	}
+	for _, m := range pinned {
+		add(m, 1)
+	}
+	for _, h := range hits {
+		add(h.Memory, h.Score/top)
+	}
+	return out, nil
+}
+
+func tagLift(have, want []string) float64 {
+	if len(want) == 0 {
+		return 1
+	}
+	found := 0
+	for _, t := range want {
+		if slices.Contains(have, t) {
+			found++
+		}
+	}
+	return 0.8 + 0.2*float64(found)/float64(len(want))
+}
+
+// ReadBlock renders the default read block of /v1/context: Header, then
+// "- key type text" lines, newest first, then by importance, then by how
+// many of tags a memory carries, within limit tokens.
+func (r *Recaller) ReadBlock(ctx context.Context, agentID string, tags []string, limit int) (string, []engram.RecallItem, int, error) {
+	if err := r.checkBudget("token_limit", limit); err != nil {
+		return "", nil, 0, err
+	}
+	ms, err := r.store.RecentMemories(ctx, agentID, r.cfg.ContextWindow)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	slices.SortStableFunc(ms, func(a, b *engram.Memory) int {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return b.CreatedAt.Compare(a.CreatedAt)
+		}
+		if a.Importance != b.Importance {
+			return cmpFloat(b.Importance, a.Importance)
+		}
+		return tagOverlap(b.Tags, tags) - tagOverlap(a.Tags, tags)
+	})
+	cands := make([]Candidate, len(ms))
+	for i, m := range ms {
+		// One group, scores falling with the order above: Pack keeps it.
+		cands[i] = Candidate{Memory: m, Breakdown: engram.ScoreBreakdown{Score: 1 - float64(i)/float64(len(ms))}, Group: GroupPreference}
+	}
+	text, items, used := r.packer.Pack(cands, limit, ContextLine)
+	if items == nil {
+		items = []engram.RecallItem{}
+	}
+	return text, items, used, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func tagOverlap(have, want []string) int {
+	n := 0
+	for _, t := range want {
+		if slices.Contains(have, t) {
+			n++
+		}
+	}
+	return n
+}
+
+// Boot returns the persona (the memory at PersonaKey, if any) and the
+// pinned memories, rendered within limit tokens: the persona as a
+// P0 line first, then the identity memories.
+func (r *Recaller) Boot(ctx context.Context, agentID string, limit int) (*engram.Boot, error) {
+	if err := r.checkBudget("token_limit", limit); err != nil {
+		return nil, err
+	}
+	pinned, err := r.store.PinnedMemories(ctx, agentID, r.cfg.Pinned)
+	if err != nil {
+		return nil, err
+	}
+	b := &engram.Boot{Memories: pinned}
+	cands := make([]Candidate, 0, len(pinned)+1)
+	persona, err := r.store.FindMemoryByKey(ctx, PersonaKey)
+	switch engram.ErrorCode(err) {
+	case "":
+		b.Persona = persona.Content
+		cands = append(cands, Candidate{Memory: persona, Breakdown: engram.ScoreBreakdown{Score: 2}})
+	case engram.ENOTFOUND:
+	default:
+		return nil, err
+	}
+	for i, m := range pinned {
+		if persona != nil && m.ID == persona.ID {
+			continue
+		}
+		cands = append(cands, Candidate{Memory: m, Breakdown: engram.ScoreBreakdown{Score: 1 - float64(i)/float64(len(pinned)+1)}})
+	}
+	b.Context, _, b.TokensUsed = r.packer.Pack(cands, limit, RecallLine)
+	if b.Memories == nil {
+		b.Memories = []*engram.Memory{}
+	}
+	return b, nil
+}

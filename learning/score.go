@@ -1,0 +1,248 @@
+package learning
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+// Decay says how the memories of one priority fade and how use changes that.
+type Decay struct {
+	// Stability is the default Ebbinghaus stability S in days, used when a
+	// memory stores none; 0 means the memory never decays.
+	Stability float64
+	// Floor is the retention a memory never falls below, however old.
+	Floor float64
+	// Growth multiplies S on every positive use.
+	Growth float64
+}
+
+// ScoreConfig holds the constants of the recall score (DESIGN §3, Score).
+type ScoreConfig struct {
+	// Decay has one entry per priority. P0 identity memories never decay,
+	// so their entry must be {Stability: 0, Floor: 1, Growth: 1}.
+	Decay map[engram.Priority]Decay
+	// Shrink multiplies S on every negative use, in (0, 1).
+	Shrink float64
+	// MinStability is the S, in days, that negative uses never shrink a
+	// decaying memory below, so one bad week cannot erase it overnight.
+	MinStability float64
+	// MaxStability caps the S that positive uses grow, so that a memory
+	// used thousands of times keeps a finite S (2^1024 overflows).
+	MaxStability float64
+	// PriorUp and PriorDown are α and β of the Beta prior of the reward
+	// factor: reward = (up + α) / (up + down + α + β), so one vote does not
+	// swing it and a memory nobody rated sits at α / (α + β).
+	PriorUp, PriorDown float64
+	// RevisionFactor multiplies the score of a needs_revision memory, in
+	// (0, 1]: such memories are demoted, never hidden.
+	RevisionFactor float64
+}
+
+// DefaultScoreConfig returns the constants of DESIGN §3: S of never, 365,
+// 90 and 14 days for P0–P3, floors 1, 0.3, 0.1 and 0, growth ×2, ×1.5 and
+// ×1.3 per positive use, ×0.5 per negative use down to 1 day, S capped at
+// 100 years, a uniform Beta(1, 1) prior and needs_revision halving the score.
+func DefaultScoreConfig() ScoreConfig {
+	return ScoreConfig{
+		Decay: map[engram.Priority]Decay{
+			engram.P0: {Stability: 0, Floor: 1, Growth: 1},
+			engram.P1: {Stability: 365, Floor: 0.3, Growth: 2.0},
+			engram.P2: {Stability: 90, Floor: 0.1, Growth: 1.5},
+			engram.P3: {Stability: 14, Floor: 0, Growth: 1.3},
+		},
+		Shrink:         0.5,
+		MinStability:   1,
+		MaxStability:   36500,
+		PriorUp:        1,
+		PriorDown:      1,
+		RevisionFactor: 0.5,
+	}
+}
+
+// priorities lists P0–P3 in the order of Scorer.decay.
+var priorities = [...]engram.Priority{engram.P0, engram.P1, engram.P2, engram.P3}
+
+// Validate reports every constant that is missing or out of range.
+func (c ScoreConfig) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("learning: score config: "+format, args...))
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	if !(c.MinStability > 0) || !finite(c.MinStability) {
+		bad("min stability must be a positive number of days, got %v", c.MinStability)
+	}
+	if !(c.MaxStability >= c.MinStability) || !finite(c.MaxStability) {
+		bad("max stability must be finite and at least the min stability, got %v", c.MaxStability)
+	}
+	for _, p := range priorities {
+		d, ok := c.Decay[p]
+		switch {
+		case !ok:
+			bad("no decay for %s", p)
+		case p == engram.P0:
+			if d != (Decay{Stability: 0, Floor: 1, Growth: 1}) {
+				bad("P0 identity memories never decay: want stability 0, floor 1, growth 1, got %+v", d)
+			}
+		default:
+			if !(d.Stability >= c.MinStability && d.Stability <= c.MaxStability) {
+				bad("%s stability must be between the min and max stability, got %v", p, d.Stability)
+			}
+			if !(d.Floor >= 0 && d.Floor <= 1) {
+				bad("%s floor must be between 0 and 1, got %v", p, d.Floor)
+			}
+			if !(d.Growth >= 1) || !finite(d.Growth) {
+				bad("%s growth must be at least 1, got %v", p, d.Growth)
+			}
+		}
+	}
+	for p := range c.Decay {
+		if !p.Valid() {
+			bad("decay for unknown priority %q", p)
+		}
+	}
+	if !(c.Shrink > 0 && c.Shrink < 1) {
+		bad("shrink must be between 0 and 1 (exclusive), got %v", c.Shrink)
+	}
+	if !(c.PriorUp > 0) || !finite(c.PriorUp) || !(c.PriorDown > 0) || !finite(c.PriorDown) {
+		bad("Beta prior must be positive, got α=%v β=%v", c.PriorUp, c.PriorDown)
+	}
+	if !(c.RevisionFactor > 0 && c.RevisionFactor <= 1) {
+		bad("revision factor must be in (0, 1], got %v", c.RevisionFactor)
+	}
+	return errors.Join(errs...)
+}
+
+// Scorer scores recall candidates and computes how use changes their
+// stability. It is safe for concurrent use.
+type Scorer struct {
+	cfg   ScoreConfig
+	decay [len(priorities)]Decay // by priorityIndex, so Score does no map lookup
+	now   engram.Clock
+}
+
+// NewScorer returns a Scorer for cfg, which should have passed Validate;
+// a priority missing from cfg.Decay takes its default, and every factor is
+// clamped to [0, 1] whatever cfg says. A nil now means time.Now.
+func NewScorer(cfg ScoreConfig, now engram.Clock) *Scorer {
+	if now == nil {
+		now = time.Now
+	}
+	def := DefaultScoreConfig()
+	s := &Scorer{cfg: cfg, now: now}
+	for i, p := range priorities {
+		d, ok := cfg.Decay[p]
+		if !ok {
+			d = def.Decay[p]
+		}
+		s.decay[i] = d
+	}
+	// The map is the caller's; the Scorer keeps only its copy in decay.
+	s.cfg.Decay = nil
+	return s
+}
+
+// priorityIndex maps p to its index in priorities. An unknown priority is
+// scored as P2, the same fallback the store uses for its default stability.
+func priorityIndex(p engram.Priority) int {
+	switch p {
+	case engram.P0:
+		return 0
+	case engram.P1:
+		return 1
+	case engram.P3:
+		return 3
+	default:
+		return 2
+	}
+}
+
+// Score returns m's score for a query it matches with relevance, and the
+// breakdown of that score: relevance × reward × confidence × retention ×
+// revision, each factor in [0, 1].
+func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdown {
+	b := engram.ScoreBreakdown{
+		Relevance:  unit(relevance),
+		Reward:     s.reward(m.UpCount, m.DownCount),
+		Confidence: unit(m.Confidence),
+		Revision:   1,
+	}
+	if m.NeedsRevision {
+		b.Revision = unit(s.cfg.RevisionFactor)
+	}
+	b.AgeDays = s.ageDays(m)
+	b.Stability, b.Retention = s.retention(m.Priority, m.Stability, b.AgeDays)
+	b.Score = b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision
+	return b
+}
+
+// reward is the Beta posterior mean of the up and down votes.
+func (s *Scorer) reward(up, down int64) float64 {
+	u, d := float64(max(up, 0)), float64(max(down, 0))
+	return unit((u + s.cfg.PriorUp) / (u + d + s.cfg.PriorUp + s.cfg.PriorDown))
+}
+
+// ageDays is t, the days since m was last reinforced: written or used,
+// whichever is later. A timestamp in the future (clock skew between
+// writers) counts as now.
+func (s *Scorer) ageDays(m *engram.Memory) float64 {
+	last := m.UpdatedAt
+	if m.LastAccessedAt != nil && m.LastAccessedAt.After(last) {
+		last = *m.LastAccessedAt
+	}
+	return max(s.now().Sub(last).Hours()/24, 0)
+}
+
+// retention returns the stability in effect (0 for no decay) and the
+// retention max(floor, e^(−t/S)) after ageDays.
+func (s *Scorer) retention(p engram.Priority, stability, ageDays float64) (float64, float64) {
+	if p == engram.P0 {
+		return 0, 1
+	}
+	d := s.decay[priorityIndex(p)]
+	st := d.Stability
+	if stability > 0 {
+		st = stability
+	}
+	if !(st > 0) {
+		return 0, 1
+	}
+	return st, unit(max(d.Floor, math.Exp(-ageDays/st)))
+}
+
+// Reinforce returns the stability of a memory of priority p after one
+// positive or negative use. A stability of 0 stands for p's default. A
+// positive use multiplies S by p's growth (up to MaxStability); a negative
+// one multiplies it by Shrink (down to MinStability). Neither ever moves S
+// the wrong way, and P0 is returned unchanged.
+func (s *Scorer) Reinforce(p engram.Priority, stability float64, positive bool) float64 {
+	if p == engram.P0 {
+		return stability
+	}
+	d := s.decay[priorityIndex(p)]
+	st := stability
+	if !(st > 0) {
+		st = d.Stability
+	}
+	if positive {
+		return max(st, min(s.cfg.MaxStability, st*d.Growth))
+	}
+	return min(st, max(s.cfg.MinStability, st*s.cfg.Shrink))
+}
+
+// unit clamps x to [0, 1], mapping NaN to 0 so that a corrupt value can
+// only lower a score, never poison the ranking.
+func unit(x float64) float64 {
+	switch {
+	case x > 1:
+		return 1
+	case x >= 0:
+		return x
+	default:
+		return 0
+	}
+}

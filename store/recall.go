@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+type recallRow struct {
+	ID          string `gorm:"primaryKey"`
+	TenantID    string
+	Query       string
+	Route       string
+	Items       string
+	TokenBudget int
+	TokensUsed  int
+	AgentID     string
+	SessionID   string
+	CreatedAt   time.Time
+}
+
+func (recallRow) TableName() string { return "recalls" }
+
+// recallItemRef is what a stored recall keeps of each injected memory:
+// enough to credit feedback to the exact version that was shown.
+type recallItemRef struct {
+	ID          string                `json:"id"`
+	Version     int64                 `json:"version"`
+	Score       float64               `json:"score"`
+	Tokens      int                   `json:"tokens"`
+	UsedSummary bool                  `json:"used_summary,omitempty"`
+	Breakdown   engram.ScoreBreakdown `json:"breakdown"`
+}
+
+// SaveRecall stores a recall under a new id (set on r) and counts an
+// access on every injected memory. Access statistics are not versioned
+// changes: they bump neither version nor history.
+func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	r.ID = newID("rec")
+	route, _ := json.Marshal(r.Route)
+	refs := make([]recallItemRef, len(r.Items))
+	ids := make([]string, len(r.Items))
+	for i, it := range r.Items {
+		refs[i] = recallItemRef{ID: it.ID, Version: it.Version, Score: it.Score, Tokens: it.Tokens, UsedSummary: it.UsedSummary, Breakdown: it.Breakdown}
+		ids[i] = it.ID
+	}
+	items, _ := json.Marshal(refs)
+	row := recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
+		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}
+	g := db.w.WithContext(ctx)
+	if err := g.Create(&row).Error; err != nil {
+		return fmt.Errorf("store: save recall: %w", err)
+	}
+	if len(ids) > 0 {
+		if err := g.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE tenant_id = ? AND id IN ?`,
+			r.CreatedAt.UTC(), tenant, ids).Error; err != nil {
+			return fmt.Errorf("store: count access: %w", err)
+		}
+	}
+	return nil
+}
+
+// PinnedMemories returns the live P0 (identity) memories visible to the
+// agent, newest first: they qualify for every recall.
+func (db *DB) PinnedMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows []memoryRow
+	if err := db.r.WithContext(ctx).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
+		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, string(engram.P0), db.now().UTC(), agentID).
+		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: pinned memories: %w", err)
+	}
+	out := make([]*engram.Memory, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toMemory()
+	}
+	return out, nil
+}
+
+// RecentMemories returns up to limit live memories visible to the agent,
+// newest first, for the default read block (/v1/context).
+func (db *DB) RecentMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows []memoryRow
+	if err := db.r.WithContext(ctx).Where(`tenant_id = ? AND valid AND NOT archived
+		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, db.now().UTC(), agentID).
+		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: recent memories: %w", err)
+	}
+	out := make([]*engram.Memory, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toMemory()
+	}
+	return out, nil
+}
+
+// EachLabelled calls fn with the category and text of every live memory
+// of the tenant, oldest first: the router's training data.
+func (db *DB) EachLabelled(ctx context.Context, fn func(category, text string) error) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	var after int64
+	for {
+		var rows []struct {
+			Seq      int64
+			Category string
+			Content  string
+			Summary  string
+		}
+		if err := db.r.WithContext(ctx).Raw(`SELECT seq, category, content, summary FROM memories
+			WHERE tenant_id = ? AND valid AND NOT archived AND seq > ? ORDER BY seq LIMIT 1000`, tenant, after).Scan(&rows).Error; err != nil {
+			return fmt.Errorf("store: labelled memories: %w", err)
+		}
+		for _, r := range rows {
+			if err := fn(r.Category, r.Content+"\n"+r.Summary); err != nil {
+				return err
+			}
+			after = r.Seq
+		}
+		if len(rows) < 1000 {
+			return nil
+		}
+	}
+}
