@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -22,11 +23,9 @@ import (
 // the limit (413), invalid UTF-8, nesting deeper than the limit, unknown
 // fields, wrong types, trailing data or an empty body (400).
 func (s *Server) decodeJSON(c *gin.Context, dst any) error {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be application/json")
-		}
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be application/json")
 	}
 	limit := s.cfg.Limits.MaxBodyBytes
 	if c.Request.ContentLength > limit {
@@ -126,6 +125,18 @@ func jsonKind(goType string) string {
 		return "an RFC 3339 time"
 	}
 	return goType
+}
+
+// parseTime reads an optional RFC 3339 time field; absent or null is nil.
+func parseTime(name string, raw json.RawMessage) (*time.Time, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, engram.Errorf(engram.EINVALID, "%s: want an RFC 3339 time such as 2030-01-02T15:04:05Z", name)
+	}
+	return &t, nil
 }
 
 // ifMatch reads the expected version from If-Match ("3", W/"3" or 3).

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -24,7 +23,7 @@ type putKeyRequest struct {
 	Summary    *string          `json:"summary"`
 	Importance *float64         `json:"importance"`
 	Priority   *engram.Priority `json:"priority"`
-	ExpiresAt  *time.Time       `json:"expires_at"`
+	ExpiresAt  json.RawMessage  `json:"expires_at"`
 }
 
 // keyParam normalizes the key of the URL (gin has already decoded
@@ -53,10 +52,15 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, engram.Errorf(engram.EINVALID, "content is required (JSON null tombstones the key)"))
 		return
 	}
+	expires, err := parseTime("expires_at", req.ExpiresAt)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	m, err := s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
 		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
-		ExpiresAt: req.ExpiresAt, ExpectVersion: expect,
+		ExpiresAt: expires, ExpectVersion: expect,
 	})
 	if err != nil {
 		writeError(c, err)

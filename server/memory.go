@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -27,7 +26,7 @@ type createMemoryRequest struct {
 	Key           string          `json:"key"`
 	Source        json.RawMessage `json:"source"`
 	SecurityLevel string          `json:"security_level"`
-	ExpiresAt     *time.Time      `json:"expires_at"`
+	ExpiresAt     json.RawMessage `json:"expires_at"`
 }
 
 type createMemoryResponse struct {
@@ -65,7 +64,11 @@ func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
 	m := &engram.Memory{
 		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Data: nullToEmpty(req.Data), Summary: req.Summary, Priority: req.Priority, AgentID: req.AgentID,
-		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, ExpiresAt: req.ExpiresAt,
+		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel,
+	}
+	var err error
+	if m.ExpiresAt, err = parseTime("expires_at", req.ExpiresAt); err != nil {
+		return nil, err
 	}
 	set(&m.Importance, req.Importance)
 	set(&m.Confidence, req.Confidence)
@@ -259,16 +262,11 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 		u.Source = &src
 	}
 	if req.ExpiresAt != nil {
-		if string(req.ExpiresAt) == "null" {
-			u.ClearExpiry = true
-		} else {
-			var t time.Time
-			if err := json.Unmarshal(req.ExpiresAt, &t); err != nil {
-				writeError(c, engram.Errorf(engram.EINVALID, "expires_at: want an RFC 3339 time or null"))
-				return
-			}
-			u.ExpiresAt = &t
+		if u.ExpiresAt, err = parseTime("expires_at", req.ExpiresAt); err != nil {
+			writeError(c, err)
+			return
 		}
+		u.ClearExpiry = u.ExpiresAt == nil
 	}
 	m, err := s.cfg.Memories.UpdateMemory(c.Request.Context(), c.Param("id"), u)
 	if err != nil {

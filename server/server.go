@@ -71,6 +71,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	e.HandleMethodNotAllowed = true
+	// A redirect is not JSON and would replay a write on another path:
+	// a wrong path is a plain 404.
+	e.RedirectTrailingSlash = false
 	e.ContextWithFallback = true
 	e.Use(s.requestID, s.recoverer, s.logRequests, s.metrics.middleware)
 	e.NoRoute(func(c *gin.Context) { writeError(c, engram.Errorf(engram.ENOTFOUND, "no such endpoint")) })

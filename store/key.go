@@ -49,7 +49,7 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 		if !db.policy.QuarantineUntrust || engram.ErrorCode(err) != engram.EINVALID || isEmptySource(w.Source) {
 			return nil, err
 		}
-		if key, err = engram.NormalizeKey("/untrusted"+key, db.policy.Keys); err != nil {
+		if key, err = engram.NormalizeKey(strings.TrimSuffix(untrustedPrefix, "/")+key, db.policy.Keys); err != nil {
 			return nil, err
 		}
 	}
@@ -91,6 +91,10 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 		return true, nil
 	})
 }
+
+// untrustedPrefix is where quarantined writes go (memory.untrusted:
+// quarantine).
+const untrustedPrefix = "/untrusted/"
 
 func isEmptySource(s json.RawMessage) bool {
 	t := strings.TrimSpace(string(s))

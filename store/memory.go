@@ -225,6 +225,14 @@ func (db *DB) validate(m *engram.Memory) error {
 			return err
 		}
 	}
+	// Provenance holds on every write path, PATCH and batch included: a
+	// keyed memory always has a source, and /kb/ keys and web, tool or
+	// file sources carry the full trail. Quarantined keys are exempt.
+	if !strings.HasPrefix(m.Key, untrustedPrefix) && (m.Key != "" || !isEmptySource(m.Source)) {
+		if err := engram.CheckProvenance(m.Key, m.Source); err != nil {
+			return err
+		}
+	}
 	if len(m.Tags) > p.MaxTags {
 		return engram.Errorf(engram.EINVALID, "%d tags; the limit is %d", len(m.Tags), p.MaxTags)
 	}
@@ -651,19 +659,22 @@ func (db *DB) CountMemories(ctx context.Context) (map[string]int64, error) {
 	var rows []struct {
 		Valid    bool
 		Archived bool
+		Expired  bool
 		N        int64
 	}
-	if err := db.r.WithContext(ctx).Raw(`SELECT valid, archived, COUNT(*) AS n FROM memories GROUP BY valid, archived`).
-		Scan(&rows).Error; err != nil {
+	if err := db.r.WithContext(ctx).Raw(`SELECT valid, archived, (expires_at IS NOT NULL AND expires_at <= ?) AS expired,
+		COUNT(*) AS n FROM memories GROUP BY 1, 2, 3`, db.now().UTC()).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: count memories: %w", err)
 	}
-	out := map[string]int64{"active": 0, "archived": 0, "tombstoned": 0}
+	out := map[string]int64{"active": 0, "archived": 0, "tombstoned": 0, "expired": 0}
 	for _, r := range rows {
 		switch {
 		case !r.Valid:
 			out["tombstoned"] += r.N
 		case r.Archived:
 			out["archived"] += r.N
+		case r.Expired:
+			out["expired"] += r.N
 		default:
 			out["active"] += r.N
 		}

@@ -292,7 +292,7 @@ func TestListFiltersAndPaging(t *testing.T) {
 		mustCreate(t, db, ctx, &engram.Memory{Content: "我喜欢喝咖啡，不加糖", Category: "preference", Tags: []string{"饮品"}})
 		mustCreate(t, db, ctx, &engram.Memory{Content: "下周三上午十点牙科复诊", Category: "life", AgentID: "planner"})
 		mustCreate(t, db, ctx, &engram.Memory{Content: "She was painting sunrises all summer", Category: "life"})
-		mustCreate(t, db, ctx, &engram.Memory{Content: "deploy with make release", Category: "strategy", Key: "/agent/strategy/deploy"})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "deploy with make release", Category: "strategy", Key: "/agent/strategy/deploy", Source: json.RawMessage(`"test"`)})
 
 		var all []string
 		f := engram.MemoryFilter{Category: ptr("work"), Limit: 3}
@@ -373,7 +373,7 @@ func TestTenantIsolation(t *testing.T) {
 		db := storetest.Open(t, engine)
 		a := storetest.Tenant(t, db, "alpha")
 		b := storetest.Tenant(t, db, "beta")
-		m := mustCreate(t, db, a, &engram.Memory{Content: "alpha secret", Category: "work", Key: "/alpha/secret"})
+		m := mustCreate(t, db, a, &engram.Memory{Content: "alpha secret", Category: "work", Key: "/alpha/secret", Source: json.RawMessage(`"test"`)})
 		_, err := db.FindMemoryByID(b, m.ID)
 		wantCode(t, err, engram.ENOTFOUND)
 		_, err = db.UpdateMemory(b, m.ID, engram.MemoryUpdate{Content: ptr("pwned")})
@@ -450,7 +450,7 @@ func TestCreateBatchAtomic(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 		_, err = db.CreateMemories(ctx, []*engram.Memory{
-			{Content: "one", Category: "work", Key: "/k"}, {Content: "two", Category: "work", Key: "/k"},
+			{Content: "one", Category: "work", Key: "/k", Source: json.RawMessage(`"t"`)}, {Content: "two", Category: "work", Key: "/k", Source: json.RawMessage(`"t"`)},
 		})
 		wantCode(t, err, engram.ECONFLICT)
 		if n := len(mustList(t, db, ctx, engram.MemoryFilter{IncludeInvalid: true})); n != 0 {
