@@ -48,16 +48,20 @@ func ValidSecurityLevel(s string) bool {
 // Memory is one L2 (long-term, semantic) memory: a JSON record with a
 // category, tags, confidence and a reward learned from feedback.
 type Memory struct {
-	ID            string          `json:"id"`
-	AgentID       string          `json:"agent_id,omitempty"`
-	Key           string          `json:"key,omitempty"`
-	Category      string          `json:"category"`
-	Subcategory   string          `json:"subcategory,omitempty"`
-	Type          string          `json:"type,omitempty"`
-	Tags          []string        `json:"tags"`
-	Content       string          `json:"content"`
-	Data          json.RawMessage `json:"data,omitempty"`
-	Summary       string          `json:"summary,omitempty"`
+	ID          string          `json:"id"`
+	AgentID     string          `json:"agent_id,omitempty"`
+	Key         string          `json:"key,omitempty"`
+	Category    string          `json:"category"`
+	Subcategory string          `json:"subcategory,omitempty"`
+	Type        string          `json:"type,omitempty"`
+	Tags        []string        `json:"tags"`
+	Content     string          `json:"content"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	Summary     string          `json:"summary,omitempty"`
+	// Context is where the memory came from, e.g. the message a reply
+	// answers. It is searched (at half weight) but never injected, so a
+	// memory can be found by the words of the question it settled.
+	Context       string          `json:"context,omitempty"`
 	Importance    float64         `json:"importance"`
 	Priority      Priority        `json:"priority"`
 	Confidence    float64         `json:"confidence"`
@@ -126,6 +130,7 @@ type MemoryUpdate struct {
 	Content       *string
 	Data          *json.RawMessage
 	Summary       *string
+	Context       *string
 	Importance    *float64
 	Priority      *Priority
 	Confidence    *float64

@@ -76,6 +76,7 @@ type LexicalQuery struct {
 	Text    string
 	AgentID string // "" sees shared memories only; else shared plus the agent's own
 	Limit   int
+	Expand  bool // add pseudo-relevance-feedback terms from the best first matches
 }
 
 // LexicalHit is one match with its raw BM25 score (> 0).

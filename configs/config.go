@@ -46,12 +46,13 @@ type Config struct {
 
 // RecallConfig tunes recalls and the read blocks.
 type RecallConfig struct {
-	MaxBudget     int `yaml:"max_budget"`
-	MaxQueryChars int `yaml:"max_query_chars"`
-	Candidates    int `yaml:"candidates"`
-	MinRouted     int `yaml:"min_routed"`
-	Pinned        int `yaml:"pinned"`
-	ContextWindow int `yaml:"context_window"`
+	MaxBudget      int     `yaml:"max_budget"`
+	MaxQueryChars  int     `yaml:"max_query_chars"`
+	Candidates     int     `yaml:"candidates"`
+	MinRouted      int     `yaml:"min_routed"`
+	Pinned         int     `yaml:"pinned"`
+	ContextWindow  int     `yaml:"context_window"`
+	OffRouteWeight float64 `yaml:"off_route_weight"`
 }
 
 // ScoringConfig holds the constants of the recall score: Ebbinghaus
@@ -172,7 +173,7 @@ func Default() Config {
 			Untrusted:         "reject",
 		},
 		Tokens: TokensConfig{Encoding: "cl100k_base"},
-		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200},
+		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
 		Scoring: ScoringConfig{
 			P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
 			P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0,
@@ -409,6 +410,9 @@ func (c Config) Validate() error {
 		if n < 1 {
 			bad(key, "must be at least 1")
 		}
+	}
+	if r.OffRouteWeight < 0 || r.OffRouteWeight > 1 {
+		bad("recall.off_route_weight", "must be in [0, 1]")
 	}
 	if r.MinRouted < 0 {
 		bad("recall.min_routed", "must not be negative")

@@ -26,5 +26,5 @@ func NewScoreConfig(c configs.ScoringConfig) ScoreConfig {
 // NewRecallConfig maps the recall section of the configuration.
 func NewRecallConfig(c configs.RecallConfig) RecallConfig {
 	return RecallConfig{MaxBudget: c.MaxBudget, MaxQueryChars: c.MaxQueryChars, Candidates: c.Candidates,
-		MinRouted: c.MinRouted, Pinned: c.Pinned, ContextWindow: c.ContextWindow}
+		MinRouted: c.MinRouted, Pinned: c.Pinned, ContextWindow: c.ContextWindow, OffRouteWeight: c.OffRouteWeight}
 }

@@ -27,11 +27,15 @@ type RecallConfig struct {
 	MinRouted     int // fewer hits in the routed categories than this: search all categories
 	Pinned        int // P0 memories that always qualify
 	ContextWindow int // recent memories considered by the read block (/v1/context)
+	// OffRouteWeight scales the relevance of hits outside the routed
+	// categories (when at least MinRouted hits are inside them); 0 drops
+	// them, 1 ignores the route.
+	OffRouteWeight float64
 }
 
 // DefaultRecallConfig returns the defaults that configs/engram.yaml lists.
 func DefaultRecallConfig() RecallConfig {
-	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200}
+	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8}
 }
 
 // Header starts every rendered context.
@@ -109,18 +113,25 @@ func (r *Recaller) checkBudget(name string, budget int) error {
 // always qualify, with full relevance. Request tags lift the memories
 // that carry them: relevance × (0.8 + 0.2 × share of request tags found).
 func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, error) {
-	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: 2 * r.cfg.Candidates})
+	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: r.cfg.Candidates + r.cfg.Candidates/2, Expand: true})
 	if err != nil {
 		return nil, err
 	}
-	routed := hits[:0:0]
+	routed := 0
 	for _, h := range hits {
 		if slices.Contains(route.Categories, h.Memory.Category) {
-			routed = append(routed, h)
+			routed++
 		}
 	}
-	if len(routed) >= r.cfg.MinRouted {
-		hits = routed
+	offRoute := 1.0
+	if routed >= r.cfg.MinRouted {
+		offRoute = r.cfg.OffRouteWeight
+		for i := range hits {
+			if !slices.Contains(route.Categories, hits[i].Memory.Category) {
+				hits[i].Score *= offRoute
+			}
+		}
+		slices.SortStableFunc(hits, func(a, b engram.LexicalHit) int { return cmpFloat(b.Score, a.Score) })
 	}
 	if len(hits) > r.cfg.Candidates {
 		hits = hits[:r.cfg.Candidates]

@@ -19,6 +19,7 @@ type createMemoryRequest struct {
 	Tags          []string        `json:"tags"`
 	Data          json.RawMessage `json:"data"`
 	Summary       string          `json:"summary"`
+	Context       string          `json:"context"`
 	Importance    *float64        `json:"importance"` // absent or 0: the default
 	Priority      engram.Priority `json:"priority"`
 	Confidence    *float64        `json:"confidence"` // absent or 0: the default
@@ -63,7 +64,7 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
 	m := &engram.Memory{
 		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
-		Data: nullToEmpty(req.Data), Summary: req.Summary, Priority: req.Priority, AgentID: req.AgentID,
+		Data: nullToEmpty(req.Data), Summary: req.Summary, Context: req.Context, Priority: req.Priority, AgentID: req.AgentID,
 		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel,
 	}
 	var err error
@@ -218,6 +219,7 @@ type patchMemoryRequest struct {
 	Content       *string          `json:"content"`
 	Data          json.RawMessage  `json:"data"`
 	Summary       *string          `json:"summary"`
+	Context       *string          `json:"context"`
 	Importance    *float64         `json:"importance"`
 	Priority      *engram.Priority `json:"priority"`
 	Confidence    *float64         `json:"confidence"`
@@ -249,7 +251,7 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 	}
 	u := engram.MemoryUpdate{
 		AgentID: req.AgentID, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
-		Content: req.Content, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
+		Content: req.Content, Summary: req.Summary, Context: req.Context, Importance: req.Importance, Priority: req.Priority,
 		Confidence: req.Confidence, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
 		Archived: req.Archived, ExpectVersion: expect,
 	}

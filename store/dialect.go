@@ -28,6 +28,14 @@ type dialect interface {
 	matchAll(terms []string) (string, any)
 	// hasTag is a WHERE clause true for memories tagged tag.
 	hasTag(tag string) (string, any)
+	// unindexed wraps a column so that the planner does not pick an index
+	// on it: SQLite, without statistics, believes any equality on an
+	// indexed column is selective, and a tenant_id condition would make it
+	// scan the whole tenant instead of looking up a short list of ids.
+	unindexed(column string) string
+	// rankedFTS is the engine's own ranked full-text query for a tenant:
+	// any term matches, best first (benchmark reference, see BareFTS).
+	rankedFTS(terms []string) (string, any)
 }
 
 type sqliteDialect struct{}
@@ -70,6 +78,15 @@ func ftsQuery(terms []string, op string) string {
 	return strings.Join(q, op)
 }
 
+// unindexed: a unary plus is SQLite's documented way to keep a term from
+// driving an index.
+func (sqliteDialect) unindexed(column string) string { return "+" + column }
+
+func (sqliteDialect) rankedFTS(terms []string) (string, any) {
+	return `SELECT memories.seq FROM memories_fts JOIN memories ON memories.seq = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND memories.tenant_id = ? ORDER BY memories_fts.rank LIMIT ?`, ftsQuery(terms, " OR ")
+}
+
 func (sqliteDialect) hasTag(tag string) (string, any) {
 	return `EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE json_each.value = ?)`, tag
 }
@@ -108,6 +125,14 @@ func tsQuery(terms []string, op string) string {
 		q[i] = fmt.Sprintf("'%s'", strings.ReplaceAll(strings.ReplaceAll(t, `\`, `\\`), `'`, `''`))
 	}
 	return strings.Join(q, op)
+}
+
+// unindexed: PostgreSQL plans from statistics and needs no hint.
+func (postgresDialect) unindexed(column string) string { return column }
+
+func (postgresDialect) rankedFTS(terms []string) (string, any) {
+	return `SELECT seq FROM memories, to_tsquery('simple', ?) AS q
+		WHERE search_vector @@ q AND tenant_id = ? ORDER BY ts_rank(search_vector, q) DESC LIMIT ?`, tsQuery(terms, " | ")
 }
 
 func (postgresDialect) hasTag(tag string) (string, any) {

@@ -40,6 +40,7 @@ type memoryRow struct {
 	Content           string
 	Data              *string
 	Summary           string
+	Context           string
 	Importance        float64
 	Priority          string
 	Confidence        float64
@@ -69,7 +70,7 @@ func (memoryRow) TableName() string { return "memories" }
 
 // memoryColumns are the memories columns a full update writes.
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
-	"summary", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
+	"summary", "context", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
 	"archived", "expires_at", "updated_at", "version", "search_body", "search_meta"}
 
@@ -90,7 +91,7 @@ func (eventRow) TableName() string { return "memory_events" }
 func (r *memoryRow) toMemory() *engram.Memory {
 	m := &engram.Memory{
 		ID: r.ID, AgentID: r.AgentID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
-		Content: r.Content, Summary: r.Summary, Importance: r.Importance, Priority: engram.Priority(r.Priority),
+		Content: r.Content, Summary: r.Summary, Context: r.Context, Importance: r.Importance, Priority: engram.Priority(r.Priority),
 		Confidence: r.Confidence, Reward: r.Reward, UpCount: r.UpCount, DownCount: r.DownCount,
 		NeedsRevision: r.NeedsRevision, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
 		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
@@ -122,7 +123,7 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	}
 	tags, _ := json.Marshal(m.Tags)
 	r.Tags = string(tags)
-	r.Content, r.Summary = m.Content, m.Summary
+	r.Content, r.Summary, r.Context = m.Content, m.Summary, m.Context
 	r.Data, r.Source = rawPtr(m.Data), rawPtr(m.Source)
 	r.Importance, r.Priority, r.Confidence, r.Reward = m.Importance, string(m.Priority), m.Confidence, m.Reward
 	r.UpCount, r.DownCount, r.NeedsRevision = m.UpCount, m.DownCount, m.NeedsRevision
@@ -194,6 +195,9 @@ func (db *DB) validate(m *engram.Memory) error {
 	}
 	if n := utf8.RuneCountInString(m.Content); n > p.MaxContentChars {
 		return engram.Errorf(engram.ETOOLARGE, "content has %d characters; the limit is %d", n, p.MaxContentChars)
+	}
+	if n := utf8.RuneCountInString(m.Context); n > p.MaxContentChars {
+		return engram.Errorf(engram.ETOOLARGE, "context has %d characters; the limit is %d", n, p.MaxContentChars)
 	}
 	if n := utf8.RuneCountInString(m.Summary); n > p.MaxSummaryChars {
 		return engram.Errorf(engram.ETOOLARGE, "summary has %d characters; the limit is %d", n, p.MaxSummaryChars)
@@ -544,6 +548,7 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		set(&m.Content, u.Content)
 		set(&m.Data, u.Data)
 		set(&m.Summary, u.Summary)
+		set(&m.Context, u.Context)
 		set(&m.Importance, u.Importance)
 		set(&m.Confidence, u.Confidence)
 		set(&m.NeedsRevision, u.NeedsRevision)

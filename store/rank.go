@@ -21,10 +21,18 @@ const (
 	// metaWeight counts a term of the key, tags, type or subcategory
 	// this many times: a tag says what a memory is about.
 	metaWeight = 2.0
+	// contextWeight counts a term of the context (where the memory came
+	// from) this many times: it says what the memory answers, not what it
+	// is.
+	contextWeight = 0.5
 	// maxPostings bounds the postings one search reads. The rarest terms
 	// are read first; a term so common that it would pass the bound adds
 	// little (its IDF is small) and is left out.
-	maxPostings   = 200_000
+	maxPostings = 20_000
+	// commonShare: a term in more than this share of the tenant's
+	// memories is read only when the query has no rarer term. Its IDF is
+	// below ln 2 and its postings are the costliest to read.
+	commonShare   = 0.5
 	maxQueryTerms = 64
 )
 
@@ -40,6 +48,10 @@ func rankTerms(m *engram.Memory) (map[string]float64, float64) {
 	for _, t := range analysis.Terms(m.Content + "\n" + m.Summary) {
 		tf[t]++
 		dl++
+	}
+	for _, t := range analysis.Terms(m.Context) {
+		tf[t] += contextWeight
+		dl += contextWeight
 	}
 	for _, t := range analysis.Terms(strings.Join(m.Tags, " ") + " " + m.Key + " " + m.Subcategory + " " + m.Type) {
 		tf[t] += metaWeight
@@ -142,11 +154,197 @@ func placeholders(rows, width int) string {
 	return strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
 }
 
+// searchStats are one tenant's collection statistics.
+type searchStats struct {
+	Docs     int64
+	TotalLen float64
+}
+
+// termIDF returns the IDF of each term the tenant has, reading the
+// rarest terms first and leaving out those that would push the postings
+// read past maxPostings.
+func (db *DB) termIDF(g *gorm.DB, tenant string, st searchStats, terms []string) (map[string]float64, error) {
+	var dfs []struct {
+		Term string
+		DF   int64 `gorm:"column:df"`
+	}
+	if err := g.Raw(`SELECT term, df FROM term_stats WHERE tenant_id = ? AND term IN ? AND df > 0`, tenant, terms).Scan(&dfs).Error; err != nil {
+		return nil, fmt.Errorf("store: search df: %w", err)
+	}
+	sort.Slice(dfs, func(i, j int) bool {
+		return dfs[i].DF < dfs[j].DF || dfs[i].DF == dfs[j].DF && dfs[i].Term < dfs[j].Term
+	})
+	idf := map[string]float64{}
+	var read int64
+	for i, d := range dfs {
+		if i > 0 && (read+d.DF > maxPostings || float64(d.DF) > commonShare*float64(st.Docs)) {
+			break
+		}
+		read += d.DF
+		n := float64(st.Docs)
+		idf[d.Term] = math.Log(1 + (n-float64(d.DF)+0.5)/(float64(d.DF)+0.5))
+	}
+	return idf, nil
+}
+
+// accumulate adds weight × BM25 of every term in idf to scores.
+func (db *DB) accumulate(g *gorm.DB, tenant string, st searchStats, idf map[string]float64, weight float64, scores map[int64]float64) error {
+	if len(idf) == 0 {
+		return nil
+	}
+	terms := make([]string, 0, len(idf))
+	for t := range idf {
+		terms = append(terms, t)
+	}
+	// Raw rows, not gorm's reflective Scan: this loop reads up to
+	// maxPostings rows and is the hot path of every recall.
+	rows, err := g.Raw(`SELECT memory_seq, term, tf, dl FROM memory_terms WHERE tenant_id = ? AND term IN ?`, tenant, terms).Rows()
+	if err != nil {
+		return fmt.Errorf("store: search postings: %w", err)
+	}
+	defer rows.Close()
+	avgdl := st.TotalLen / float64(st.Docs)
+	var (
+		seq    int64
+		term   string
+		tf, dl float64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &term, &tf, &dl); err != nil {
+			return fmt.Errorf("store: search postings: %w", err)
+		}
+		norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
+		scores[seq] += weight * idf[term] * tf * (bm25K1 + 1) / (tf + norm)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: search postings: %w", err)
+	}
+	return nil
+}
+
+type scored struct {
+	seq   int64
+	score float64
+}
+
+// better orders by score, then newer first.
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.seq > b.seq
+}
+
+// rankScores returns the best k scores, best first. It keeps a min-heap
+// of k instead of sorting every match: a common query term matches
+// thousands of memories of which a recall reads a few dozen.
+func rankScores(scores map[int64]float64, k int) []scored {
+	h := make([]scored, 0, k)
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && better(h[m], h[l]) {
+				m = l
+			}
+			if r := l + 1; r < len(h) && better(h[m], h[r]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for seq, sc := range scores {
+		c := scored{seq, sc}
+		switch {
+		case len(h) < k:
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case better(c, h[0]):
+			h[0] = c
+			down(0)
+		}
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	return h
+}
+
+// Pseudo-relevance feedback (RM3-style query expansion): the terms that
+// characterise the best first-pass matches are added to the query with a
+// small weight, so that memories using the words of the answer rather
+// than of the question can still be found.
+const (
+	prfDocs   = 3   // first-pass matches read
+	prfTerms  = 10  // expansion terms added
+	prfWeight = 0.3 // weight of an expansion term relative to a query term
+)
+
+// expand returns the IDF of the expansion terms drawn from the top
+// first-pass matches.
+func (db *DB) expand(g *gorm.DB, tenant string, st searchStats, ranked []scored, query map[string]float64) (map[string]float64, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	seqs := make([]int64, 0, prfDocs)
+	for _, c := range ranked[:min(prfDocs, len(ranked))] {
+		seqs = append(seqs, c.seq)
+	}
+	// By memory_seq alone: with the tenant in the WHERE clause SQLite
+	// prefers scanning the tenant's whole primary-key range. The seqs come
+	// from this tenant's postings; the tenant is still checked per row.
+	var rows []struct {
+		TenantID string
+		Term     string
+		TF       float64 `gorm:"column:tf"`
+	}
+	if err := g.Raw(`SELECT tenant_id, term, tf FROM memory_terms WHERE memory_seq IN ?`, seqs).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: expansion terms: %w", err)
+	}
+	tf := map[string]float64{}
+	for _, r := range rows {
+		if _, ok := query[r.Term]; !ok && r.TenantID == tenant {
+			tf[r.Term] += r.TF
+		}
+	}
+	if len(tf) == 0 {
+		return nil, nil
+	}
+	terms := make([]string, 0, len(tf))
+	for t := range tf {
+		terms = append(terms, t)
+	}
+	idf, err := db.termIDF(g, tenant, st, terms)
+	if err != nil {
+		return nil, err
+	}
+	type cand struct {
+		term string
+		w    float64
+	}
+	cands := make([]cand, 0, len(idf))
+	for t, x := range idf {
+		cands = append(cands, cand{t, tf[t] * x})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		return cands[i].w > cands[j].w || cands[i].w == cands[j].w && cands[i].term < cands[j].term
+	})
+	out := map[string]float64{}
+	for _, c := range cands[:min(prfTerms, len(cands))] {
+		out[c.term] = idf[c.term]
+	}
+	return out, nil
+}
+
 // SearchMemories ranks the tenant's live memories against q.Text with
 // BM25 whose statistics (document count, average length, document
 // frequencies) are the tenant's own, so that no other tenant's data can
-// move a score. Expired memories and other agents' private memories are
-// left out. Hits are best first; Score is the raw BM25 score.
+// move a score, followed by one round of pseudo-relevance feedback.
+// Expired memories and other agents' private memories are left out. Hits
+// are best first; Score is the raw score.
 func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -160,75 +358,37 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 		return nil, nil
 	}
 	g := db.r.WithContext(ctx)
-	var stats struct {
-		Docs     int64
-		TotalLen float64
-	}
-	if err := g.Raw(`SELECT docs, total_len FROM tenant_stats WHERE tenant_id = ?`, tenant).Scan(&stats).Error; err != nil {
+	var st searchStats
+	if err := g.Raw(`SELECT docs, total_len FROM tenant_stats WHERE tenant_id = ?`, tenant).Scan(&st).Error; err != nil {
 		return nil, fmt.Errorf("store: search stats: %w", err)
 	}
-	if stats.Docs <= 0 {
+	if st.Docs <= 0 {
 		return nil, nil
 	}
-	var dfs []struct {
-		Term string
-		DF   int64 `gorm:"column:df"`
+	idf, err := db.termIDF(g, tenant, st, terms)
+	if err != nil {
+		return nil, err
 	}
-	if err := g.Raw(`SELECT term, df FROM term_stats WHERE tenant_id = ? AND term IN ? AND df > 0`, tenant, terms).Scan(&dfs).Error; err != nil {
-		return nil, fmt.Errorf("store: search df: %w", err)
-	}
-	sort.Slice(dfs, func(i, j int) bool { return dfs[i].DF < dfs[j].DF })
-	idf := map[string]float64{}
-	var read int64
-	var use []string
-	for i, d := range dfs {
-		if i > 0 && read+d.DF > maxPostings {
-			break
-		}
-		read += d.DF
-		n := float64(stats.Docs)
-		idf[d.Term] = math.Log(1 + (n-float64(d.DF)+0.5)/(float64(d.DF)+0.5))
-		use = append(use, d.Term)
-	}
-	if len(use) == 0 {
-		return nil, nil
-	}
-	var postings []struct {
-		MemorySeq int64
-		Term      string
-		TF        float64 `gorm:"column:tf"`
-		DL        float64 `gorm:"column:dl"`
-	}
-	if err := g.Raw(`SELECT memory_seq, term, tf, dl FROM memory_terms WHERE tenant_id = ? AND term IN ?`, tenant, use).
-		Scan(&postings).Error; err != nil {
-		return nil, fmt.Errorf("store: search postings: %w", err)
-	}
-	avgdl := stats.TotalLen / float64(stats.Docs)
 	scores := map[int64]float64{}
-	for _, p := range postings {
-		norm := bm25K1 * (1 - bm25B + bm25B*p.DL/avgdl)
-		scores[p.MemorySeq] += idf[p.Term] * p.TF * (bm25K1 + 1) / (p.TF + norm)
+	if err := db.accumulate(g, tenant, st, idf, 1, scores); err != nil {
+		return nil, err
 	}
-	type cand struct {
-		seq   int64
-		score float64
-	}
-	cands := make([]cand, 0, len(scores))
-	for seq, s := range scores {
-		cands = append(cands, cand{seq, s})
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score > cands[j].score
+	if q.Expand {
+		more, err := db.expand(g, tenant, st, rankScores(scores, prfDocs), idf)
+		if err != nil {
+			return nil, err
 		}
-		return cands[i].seq > cands[j].seq // newer first on ties
-	})
-	// Read a margin beyond Limit: some candidates may have expired or be
-	// another agent's.
+		if err := db.accumulate(g, tenant, st, more, prfWeight, scores); err != nil {
+			return nil, err
+		}
+	}
+	// Rank a margin beyond Limit: some candidates may have expired or be
+	// another agent's; the rest are read only if those run out.
+	cands := rankScores(scores, 4*q.Limit)
 	hits := make([]engram.LexicalHit, 0, q.Limit)
 	now := db.now()
 	for start := 0; start < len(cands) && len(hits) < q.Limit; {
-		end := min(start+2*q.Limit, len(cands))
+		end := min(start+q.Limit+q.Limit/4+1, len(cands))
 		seqs := make([]int64, 0, end-start)
 		for _, c := range cands[start:end] {
 			seqs = append(seqs, c.seq)
@@ -257,4 +417,25 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 		start = end
 	}
 	return hits, nil
+}
+
+// BareFTS runs the engine's own ranked full-text query (FTS5 bm25 on
+// SQLite, ts_rank on PostgreSQL) for the tenant and returns the number of
+// rows. It serves only as the floor that recall latency is compared with
+// in `engram bench latency`; recall itself ranks with SearchMemories.
+func (db *DB) BareFTS(ctx context.Context, text string, limit int) (int, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return 0, err
+	}
+	terms := analysis.UniqueTerms(text)
+	if len(terms) == 0 {
+		return 0, nil
+	}
+	query, arg := db.dialect.rankedFTS(terms)
+	var seqs []int64
+	if err := db.r.WithContext(ctx).Raw(query, arg, tenant, limit).Scan(&seqs).Error; err != nil {
+		return 0, fmt.Errorf("store: bare fts: %w", err)
+	}
+	return len(seqs), nil
 }

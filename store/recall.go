@@ -59,8 +59,8 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 		return fmt.Errorf("store: save recall: %w", err)
 	}
 	if len(ids) > 0 {
-		if err := g.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE tenant_id = ? AND id IN ?`,
-			r.CreatedAt.UTC(), tenant, ids).Error; err != nil {
+		if err := g.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ? AND `+
+			db.dialect.unindexed("tenant_id")+` = ?`, r.CreatedAt.UTC(), ids, tenant).Error; err != nil {
 			return fmt.Errorf("store: count access: %w", err)
 		}
 	}

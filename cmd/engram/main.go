@@ -27,6 +27,7 @@ usage:
   engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
   engram keys list [--tenant NAME]
   engram keys revoke KEY_ID
+  engram bench locomo --data locomo10.json [--budget N]   recall quality and latency on LoCoMo
   engram version
 
 Every verb takes --data and --config; ENGRAM_* variables override the
@@ -48,6 +49,8 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runServe(ctx, args[1:], environ, stdout)
 	case "keys":
 		err = runKeys(ctx, args[1:], environ, stdout)
+	case "bench":
+		err = runBench(ctx, args[1:], environ, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "engram", Version)
 	case "help", "-h", "--help":

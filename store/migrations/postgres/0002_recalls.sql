@@ -24,7 +24,10 @@ CREATE TABLE memory_terms (
     dl         DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (tenant_id, term, memory_seq)
 );
-CREATE INDEX memory_terms_seq ON memory_terms (memory_seq);
+CREATE INDEX memory_terms_seq ON memory_terms (memory_seq, tenant_id);
+
+-- P0 memories qualify for every recall; find them without scanning.
+CREATE INDEX memories_tenant_priority ON memories (tenant_id, priority, seq);
 
 CREATE TABLE term_stats (
     tenant_id TEXT   NOT NULL,

@@ -28,7 +28,10 @@ CREATE TABLE memory_terms (
     dl         REAL    NOT NULL,
     PRIMARY KEY (tenant_id, term, memory_seq)
 ) WITHOUT ROWID;
-CREATE INDEX memory_terms_seq ON memory_terms (memory_seq);
+CREATE INDEX memory_terms_seq ON memory_terms (memory_seq, tenant_id);
+
+-- P0 memories qualify for every recall; find them without scanning.
+CREATE INDEX memories_tenant_priority ON memories (tenant_id, priority, seq);
 
 -- Document frequency of each term within a tenant.
 CREATE TABLE term_stats (

@@ -1,0 +1,65 @@
+// Package bench holds engram's measurement harnesses: recall quality on
+// the LoCoMo conversations, recall latency on generated corpora, and
+// router accuracy. They drive the same services the server uses, and
+// report figures as tables for the README.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/engram-memory/engram"
+)
+
+// Services are the engram services a harness drives.
+type Services struct {
+	Auth     engram.AuthService
+	Memories engram.MemoryService
+	Recall   engram.RecallService
+	Router   engram.RouterService
+}
+
+// tenantCtx creates a tenant and returns a context acting for it.
+func tenantCtx(ctx context.Context, auth engram.AuthService, name string) (context.Context, error) {
+	t, err := auth.EnsureTenant(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return engram.NewContextWithTenant(ctx, t.ID), nil
+}
+
+// percentile is the nearest-rank percentile (p in 0..100) of values.
+func percentile(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), values...)
+	sort.Float64s(s)
+	rank := int(math.Ceil(p * float64(len(s)) / 100))
+	return s[min(max(rank, 1), len(s))-1]
+}
+
+func mean(values []float64) float64 {
+	if len(values) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, v := range values {
+		sum += v
+	}
+	return sum / float64(len(values))
+}
+
+// table writes a Markdown table.
+func table(w io.Writer, header []string, rows [][]string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+}
+
+func f3(x float64) string { return fmt.Sprintf("%.3f", x) }

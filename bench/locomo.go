@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+// locomoConversation is the part of a LoCoMo sample the harness reads.
+type locomoConversation struct {
+	SampleID     string                     `json:"sample_id"`
+	QA           []locomoQA                 `json:"qa"`
+	Conversation map[string]json.RawMessage `json:"conversation"`
+}
+
+type locomoQA struct {
+	Question string   `json:"question"`
+	Evidence []string `json:"evidence"`
+	Category int      `json:"category"`
+}
+
+type locomoTurn struct {
+	Speaker     string `json:"speaker"`
+	DiaID       string `json:"dia_id"`
+	Text        string `json:"text"`
+	BlipCaption string `json:"blip_caption"`
+}
+
+var (
+	sessionKey  = regexp.MustCompile(`^session_(\d+)$`)
+	evidenceRef = regexp.MustCompile(`D\s*:?\s*(\d+)\s*:\s*(\d+)`)
+)
+
+// LoCoMoOptions tunes the LoCoMo run.
+type LoCoMoOptions struct {
+	Path   string
+	Budget int // token budget of every recall; large, so ranking is measured, not packing
+}
+
+// LoCoMoResult holds the retrieval metrics of one category (or all).
+type LoCoMoResult struct {
+	N                 int
+	Recall            map[int]float64 // evidence recall@k
+	Hit               map[int]float64 // at least one evidence turn in the top k
+	MRR               float64         // MRR@20
+	LatencyMS         []float64
+	recallSum, hitSum map[int]float64
+	mrrSum            float64
+}
+
+// Ks are the cut-offs reported.
+var Ks = []int{1, 5, 10, 20}
+
+func newResult() *LoCoMoResult {
+	return &LoCoMoResult{recallSum: map[int]float64{}, hitSum: map[int]float64{}}
+}
+
+func (r *LoCoMoResult) add(ranked []string, gold map[string]bool, ms float64) {
+	r.N++
+	r.LatencyMS = append(r.LatencyMS, ms)
+	for _, k := range Ks {
+		found := 0
+		for _, id := range ranked[:min(k, len(ranked))] {
+			if gold[id] {
+				found++
+			}
+		}
+		r.recallSum[k] += float64(found) / float64(len(gold))
+		if found > 0 {
+			r.hitSum[k]++
+		}
+	}
+	for i, id := range ranked[:min(20, len(ranked))] {
+		if gold[id] {
+			r.mrrSum += 1 / float64(i+1)
+			break
+		}
+	}
+}
+
+func (r *LoCoMoResult) finish() {
+	r.Recall, r.Hit = map[int]float64{}, map[int]float64{}
+	for _, k := range Ks {
+		r.Recall[k] = r.recallSum[k] / float64(r.N)
+		r.Hit[k] = r.hitSum[k] / float64(r.N)
+	}
+	r.MRR = r.mrrSum / float64(r.N)
+}
+
+// LoCoMoReport is the outcome of a run.
+type LoCoMoReport struct {
+	Overall     *LoCoMoResult
+	ByCategory  map[int]*LoCoMoResult
+	Turns       int
+	Questions   int
+	IngestSecs  float64
+	Unmatched   int
+	Unparseable int
+}
+
+// RunLoCoMo stores every dialog turn of every conversation as a memory
+// (one tenant per conversation), then asks every category 1–4 question
+// that has evidence as a recall, and measures where the evidence turns
+// rank. Scoring follows ../shared/bench/locomo/BASELINE.md exactly
+// (macro-averaged evidence recall@k, hit@k, MRR@20; evidence ids
+// normalised the same way), so the figures compare with its BM25 row.
+func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoReport, error) {
+	raw, err := os.ReadFile(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	var convs []locomoConversation
+	if err := json.Unmarshal(raw, &convs); err != nil {
+		return nil, fmt.Errorf("locomo: %w", err)
+	}
+	rep := &LoCoMoReport{Overall: newResult(), ByCategory: map[int]*LoCoMoResult{}}
+	for _, conv := range convs {
+		tctx, err := tenantCtx(ctx, svc.Auth, "locomo-"+strings.ToLower(conv.SampleID))
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		byMemory, err := ingestConversation(tctx, svc, conv)
+		if err != nil {
+			return nil, fmt.Errorf("locomo %s: %w", conv.SampleID, err)
+		}
+		rep.IngestSecs += time.Since(start).Seconds()
+		rep.Turns += len(byMemory)
+		turnIDs := map[string]bool{}
+		for _, d := range byMemory {
+			turnIDs[d] = true
+		}
+		for _, qa := range conv.QA {
+			if qa.Category < 1 || qa.Category > 4 {
+				continue
+			}
+			gold := map[string]bool{}
+			for _, ev := range qa.Evidence {
+				refs := evidenceRef.FindAllStringSubmatch(ev, -1)
+				if refs == nil {
+					rep.Unparseable++
+				}
+				for _, m := range refs {
+					s, _ := strconv.Atoi(m[1])
+					t, _ := strconv.Atoi(m[2])
+					id := fmt.Sprintf("D%d:%d", s, t)
+					if turnIDs[id] {
+						gold[id] = true
+					} else {
+						rep.Unmatched++
+					}
+				}
+			}
+			if len(gold) == 0 {
+				continue
+			}
+			start := time.Now()
+			rec, err := svc.Recall.Recall(tctx, engram.RecallRequest{Query: qa.Question, TokenBudget: opt.Budget})
+			if err != nil {
+				return nil, fmt.Errorf("locomo %s recall %q: %w", conv.SampleID, qa.Question, err)
+			}
+			ms := float64(time.Since(start).Microseconds()) / 1000
+			items := append([]engram.RecallItem(nil), rec.Items...)
+			sort.SliceStable(items, func(i, j int) bool { return items[i].Score > items[j].Score })
+			ranked := make([]string, len(items))
+			for i, it := range items {
+				ranked[i] = byMemory[it.ID]
+			}
+			rep.Overall.add(ranked, gold, ms)
+			if rep.ByCategory[qa.Category] == nil {
+				rep.ByCategory[qa.Category] = newResult()
+			}
+			rep.ByCategory[qa.Category].add(ranked, gold, ms)
+			rep.Questions++
+		}
+	}
+	rep.Overall.finish()
+	for _, r := range rep.ByCategory {
+		r.finish()
+	}
+	return rep, nil
+}
+
+// ingestConversation stores the turns and returns memory id → dia_id.
+// A turn becomes "Speaker: text [shares caption]" (the baseline's row),
+// tagged with the speaker, with the session date and dia_id as data and
+// the turn it replies to as its context (searched, never injected), as a
+// chat product would store a reply; its category is the top domain the
+// router gives the turn's text.
+func ingestConversation(ctx context.Context, svc Services, conv locomoConversation) (map[string]string, error) {
+	type session struct {
+		n     int
+		date  string
+		turns []locomoTurn
+	}
+	var sessions []session
+	for key, val := range conv.Conversation {
+		m := sessionKey.FindStringSubmatch(key)
+		if m == nil {
+			continue
+		}
+		var turns []locomoTurn
+		if json.Unmarshal(val, &turns) != nil {
+			continue // a date or other non-list field
+		}
+		n, _ := strconv.Atoi(m[1])
+		var date string
+		_ = json.Unmarshal(conv.Conversation[key+"_date_time"], &date)
+		sessions = append(sessions, session{n, date, turns})
+	}
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
+	var batch []*engram.Memory
+	var dia []string
+	for _, s := range sessions {
+		prev := ""
+		for _, t := range s.turns {
+			content := t.Speaker + ": " + t.Text
+			if t.BlipCaption != "" {
+				content += " [shares " + t.BlipCaption + "]"
+			}
+			data, _ := json.Marshal(map[string]any{"dia_id": t.DiaID, "session": s.n, "date": s.date})
+			route, err := svc.Router.RouteQuery(ctx, content)
+			if err != nil {
+				return nil, err
+			}
+			batch = append(batch, &engram.Memory{
+				Content: content, Category: route.Domains[0].Name, Tags: []string{t.Speaker}, Type: "dialog_turn",
+				Data: data, Source: json.RawMessage(`{"kind":"bench","name":"locomo"}`), Context: prev,
+			})
+			prev = t.Speaker + ": " + t.Text
+			dia = append(dia, t.DiaID)
+		}
+	}
+	byMemory := make(map[string]string, len(batch))
+	for i := 0; i < len(batch); i += 100 {
+		res, err := svc.Memories.CreateMemories(ctx, batch[i:min(i+100, len(batch))])
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range res {
+			byMemory[r.Memory.ID] = dia[i+j]
+		}
+	}
+	return byMemory, nil
+}
+
+// The published baseline (../shared/bench/locomo/BASELINE.md, SQLite FTS5
+// bm25 over the same rows, unicode61 tokenizer), for the comparison row.
+var locomoBaseline = map[string][6]float64{ // R@1 R@5 R@10 R@20 hit@10 MRR@20
+	"overall": {0.279, 0.497, 0.560, 0.628, 0.618, 0.414},
+	"1":       {0.061, 0.181, 0.252, 0.344, 0.465, 0.255},
+	"2":       {0.355, 0.611, 0.669, 0.721, 0.701, 0.490},
+	"3":       {0.096, 0.227, 0.291, 0.318, 0.402, 0.211},
+	"4":       {0.344, 0.589, 0.651, 0.722, 0.661, 0.460},
+}
+
+var categoryNames = map[int]string{1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+// Print writes the report as Markdown tables.
+func (rep *LoCoMoReport) Print(w io.Writer) {
+	fmt.Fprintf(w, "LoCoMo: %d turns stored in %.1f s, %d questions (categories 1-4 with evidence); %d evidence ids unmatched, %d unparseable\n\n",
+		rep.Turns, rep.IngestSecs, rep.Questions, rep.Unmatched, rep.Unparseable)
+	header := []string{"category", "n", "R@1", "R@5", "R@10", "R@20", "hit@10", "MRR@20", "BM25 R@10", "p50 ms", "p95 ms"}
+	row := func(name, key string, r *LoCoMoResult) []string {
+		return []string{name, strconv.Itoa(r.N), f3(r.Recall[1]), f3(r.Recall[5]), f3(r.Recall[10]), f3(r.Recall[20]),
+			f3(r.Hit[10]), f3(r.MRR), f3(locomoBaseline[key][2]),
+			fmt.Sprintf("%.2f", percentile(r.LatencyMS, 50)), fmt.Sprintf("%.2f", percentile(r.LatencyMS, 95))}
+	}
+	rows := [][]string{row("**overall (1-4)**", "overall", rep.Overall)}
+	for _, c := range []int{1, 2, 3, 4} {
+		if r := rep.ByCategory[c]; r != nil {
+			rows = append(rows, row(fmt.Sprintf("%d %s", c, categoryNames[c]), strconv.Itoa(c), r))
+		}
+	}
+	table(w, header, rows)
+	b := locomoBaseline["overall"]
+	fmt.Fprintf(w, "\nBaseline (BASELINE.md, FTS5 bm25): R@1 %.3f  R@5 %.3f  R@10 %.3f  R@20 %.3f  hit@10 %.3f  MRR@20 %.3f\n",
+		b[0], b[1], b[2], b[3], b[4], b[5])
+	fmt.Fprintf(w, "Recall latency over all questions: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms (in process, SQLite)\n",
+		percentile(rep.Overall.LatencyMS, 50), percentile(rep.Overall.LatencyMS, 95), percentile(rep.Overall.LatencyMS, 99))
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram/bench"
+	"github.com/engram-memory/engram/configs"
+)
+
+// runBench runs a benchmark on a fresh store: SQLite in a temporary
+// directory (removed afterwards), or the PostgreSQL that ENGRAM_STORE_*
+// names.
+func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("bench: want locomo, latency or router")
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
+	configPath := fs.String("config", "", "YAML config file")
+	data := fs.String("data", "", "dataset file (locomo: locomo10.json; router: labelled JSON Lines)")
+	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
+	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
+	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
+	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	cfg, err := configs.Load(*configPath, environ)
+	if err != nil {
+		return err
+	}
+	cfg.DataDir = *keep
+	if cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "engram-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.DataDir = dir
+	}
+	cfg.Recall.MaxBudget = max(cfg.Recall.MaxBudget, *budget)
+	cfg.Server.LogLevel = "warn"
+	logger := NewLogger(cfg, os.Stderr)
+	db, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	services, err := NewServices(cfg, db)
+	if err != nil {
+		return err
+	}
+	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router}
+	switch verb {
+	case "locomo":
+		if *data == "" {
+			return errors.New("bench locomo: --data locomo10.json is required")
+		}
+		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget})
+		if err != nil {
+			return err
+		}
+		rep.Print(stdout)
+	case "latency":
+		opt := bench.LatencyOptions{Queries: *queries, Seed: 1}
+		if opt.Sizes, err = intList(*sizes); err != nil {
+			return err
+		}
+		if opt.Budgets, err = intList(*budgets); err != nil {
+			return err
+		}
+		rows, err := bench.RunLatency(ctx, svc, db, opt, os.Stderr)
+		if err != nil {
+			return err
+		}
+		bench.PrintLatency(stdout, rows)
+	default:
+		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency or router", verb)
+	}
+	return nil
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bench: %q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
