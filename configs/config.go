@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -33,15 +34,26 @@ var DefaultYAML []byte
 
 // Config is the whole configuration of an engram process.
 type Config struct {
-	DataDir string        `yaml:"data_dir"`
-	Server  ServerConfig  `yaml:"server"`
-	Store   StoreConfig   `yaml:"store"`
-	Auth    AuthConfig    `yaml:"auth"`
-	Limits  LimitsConfig  `yaml:"limits"`
-	Memory  MemoryConfig  `yaml:"memory"`
-	Tokens  TokensConfig  `yaml:"tokens"`
-	Recall  RecallConfig  `yaml:"recall"`
-	Scoring ScoringConfig `yaml:"scoring"`
+	DataDir    string           `yaml:"data_dir"`
+	Server     ServerConfig     `yaml:"server"`
+	Store      StoreConfig      `yaml:"store"`
+	Auth       AuthConfig       `yaml:"auth"`
+	Limits     LimitsConfig     `yaml:"limits"`
+	Memory     MemoryConfig     `yaml:"memory"`
+	Tokens     TokensConfig     `yaml:"tokens"`
+	Recall     RecallConfig     `yaml:"recall"`
+	Scoring    ScoringConfig    `yaml:"scoring"`
+	Embeddings EmbeddingsConfig `yaml:"embeddings"`
+}
+
+// EmbeddingsConfig turns on hybrid recall through an OpenAI-compatible
+// embeddings endpoint. Off while BaseURL is empty.
+type EmbeddingsConfig struct {
+	BaseURL    string        `yaml:"base_url"`
+	Model      string        `yaml:"model"`
+	APIKey     string        `yaml:"api_key" secret:"true"`
+	Dimensions int           `yaml:"dimensions"`
+	Timeout    time.Duration `yaml:"timeout"`
 }
 
 // RecallConfig tunes recalls and the read blocks.
@@ -172,8 +184,9 @@ func Default() Config {
 			DefaultConfidence: 0.5,
 			Untrusted:         "reject",
 		},
-		Tokens: TokensConfig{Encoding: "cl100k_base"},
-		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
+		Tokens:     TokensConfig{Encoding: "cl100k_base"},
+		Recall:     RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
+		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
 		Scoring: ScoringConfig{
 			P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
 			P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0,
@@ -409,6 +422,20 @@ func (c Config) Validate() error {
 		"recall.candidates": r.Candidates, "recall.pinned": r.Pinned, "recall.context_window": r.ContextWindow} {
 		if n < 1 {
 			bad(key, "must be at least 1")
+		}
+	}
+	if e := c.Embeddings; e.BaseURL != "" {
+		if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("embeddings.base_url", "want an http(s) URL such as https://api.openai.com/v1")
+		}
+		if e.Model == "" {
+			bad("embeddings.model", "must not be empty when embeddings.base_url is set")
+		}
+		if e.Timeout <= 0 {
+			bad("embeddings.timeout", "must be positive")
+		}
+		if e.Dimensions < 0 {
+			bad("embeddings.dimensions", "must not be negative")
 		}
 	}
 	if r.OffRouteWeight < 0 || r.OffRouteWeight > 1 {

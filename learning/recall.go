@@ -2,9 +2,12 @@ package learning
 
 import (
 	"context"
+	"errors"
 	"math"
+	"net"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
@@ -53,7 +56,27 @@ type Recaller struct {
 	packer *Packer
 	cfg    RecallConfig
 	now    engram.Clock
+	dense  *dense
 }
+
+type dense struct {
+	e       Embedder
+	vs      VectorStore
+	timeout time.Duration
+}
+
+// WithDense makes recalls hybrid: the query is embedded too, and the
+// nearest memories are fused with the lexical hits by reciprocal rank.
+// A query embedding that fails or takes longer than timeout leaves the
+// recall lexical and names the reason in degrade_reasons.
+func (r *Recaller) WithDense(e Embedder, vs VectorStore, timeout time.Duration) *Recaller {
+	r.dense = &dense{e: e, vs: vs, timeout: timeout}
+	return r
+}
+
+// rrfK is the constant of reciprocal rank fusion (Cormack et al. 2009):
+// a memory scores Σ 1/(rrfK + rank) over the lists it appears in.
+const rrfK = 60
 
 var _ engram.RecallService = (*Recaller)(nil)
 
@@ -82,10 +105,11 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	if err != nil {
 		return nil, err
 	}
-	cands, err := r.candidates(ctx, query, route, req)
+	cands, reasons, err := r.candidates(ctx, query, route, req)
 	if err != nil {
 		return nil, err
 	}
+	degrade = append(degrade, reasons...)
 	text, items, used := r.packer.Pack(cands, req.TokenBudget, RecallLine)
 	if items == nil {
 		items = []engram.RecallItem{}
@@ -112,10 +136,18 @@ func (r *Recaller) checkBudget(name string, budget int) error {
 // (the route guessed wrong, or the tenant is young). Pinned P0 memories
 // always qualify, with full relevance. Request tags lift the memories
 // that carry them: relevance × (0.8 + 0.2 × share of request tags found).
-func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, error) {
-	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: r.cfg.Candidates + r.cfg.Candidates/2, Expand: true})
+func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, []string, error) {
+	limit := r.cfg.Candidates + r.cfg.Candidates/2
+	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: limit, Expand: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var reasons []string
+	if r.dense != nil {
+		var nearest []engram.LexicalHit
+		if nearest, reasons = r.nearest(ctx, query, req.AgentID, limit); nearest != nil {
+			hits = fuse(hits, nearest)
+		}
 	}
 	routed := 0
 	for _, h := range hits {
@@ -142,7 +174,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	}
 	pinned, err := r.store.PinnedMemories(ctx, req.AgentID, r.cfg.Pinned)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	out := make([]Candidate, 0, len(hits)+len(pinned))
@@ -160,7 +192,50 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	for _, h := range hits {
 		add(h.Memory, h.Score/top)
 	}
-	return out, nil
+	return out, reasons, nil
+}
+
+// nearest embeds the query and returns the closest memories, or nil and
+// the reason the recall stays lexical.
+func (r *Recaller) nearest(ctx context.Context, query, agentID string, limit int) ([]engram.LexicalHit, []string) {
+	ectx, cancel := context.WithTimeout(ctx, r.dense.timeout)
+	defer cancel()
+	vecs, err := r.dense.e.Embed(ectx, []string{query})
+	var netErr net.Error
+	switch {
+	case errors.Is(ectx.Err(), context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return nil, []string{"embeddings_timeout"}
+	case err != nil:
+		return nil, []string{"embeddings_error"}
+	}
+	hits, err := r.dense.vs.VectorSearch(ctx, r.dense.e.Model(), vecs[0], agentID, limit)
+	if err != nil {
+		return nil, []string{"vector_search_error"}
+	}
+	return hits, nil
+}
+
+// fuse merges ranked lists by reciprocal rank fusion, best first.
+func fuse(lists ...[]engram.LexicalHit) []engram.LexicalHit {
+	score := map[string]float64{}
+	byID := map[string]*engram.Memory{}
+	for _, list := range lists {
+		for rank, h := range list {
+			score[h.Memory.ID] += 1 / float64(rrfK+rank+1)
+			byID[h.Memory.ID] = h.Memory
+		}
+	}
+	out := make([]engram.LexicalHit, 0, len(score))
+	for id, sc := range score {
+		out = append(out, engram.LexicalHit{Memory: byID[id], Score: sc})
+	}
+	slices.SortFunc(out, func(a, b engram.LexicalHit) int {
+		if c := cmpFloat(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Memory.ID, b.Memory.ID)
+	})
+	return out
 }
 
 func tagLift(have, want []string) float64 {

@@ -28,7 +28,7 @@ const (
 	// maxPostings bounds the postings one search reads. The rarest terms
 	// are read first; a term so common that it would pass the bound adds
 	// little (its IDF is small) and is left out.
-	maxPostings = 20_000
+	maxPostings = 8_000
 	// commonShare: a term in more than this share of the tenant's
 	// memories is read only when the query has no rarer term. Its IDF is
 	// below ln 2 and its postings are the costliest to read.
@@ -160,31 +160,51 @@ type searchStats struct {
 	TotalLen float64
 }
 
-// termIDF returns the IDF of each term the tenant has, reading the
-// rarest terms first and leaving out those that would push the postings
-// read past maxPostings.
-func (db *DB) termIDF(g *gorm.DB, tenant string, st searchStats, terms []string) (map[string]float64, error) {
-	var dfs []struct {
-		Term string
-		DF   int64 `gorm:"column:df"`
-	}
-	if err := g.Raw(`SELECT term, df FROM term_stats WHERE tenant_id = ? AND term IN ? AND df > 0`, tenant, terms).Scan(&dfs).Error; err != nil {
+// termStat is a term's document frequency and IDF in a tenant.
+type termStat struct {
+	term string
+	df   int64
+	idf  float64
+}
+
+// termStats returns the statistics of the terms the tenant has.
+func (db *DB) termStats(g *gorm.DB, tenant string, st searchStats, terms []string) ([]termStat, error) {
+	rows, err := g.Raw(`SELECT term, df FROM term_stats WHERE tenant_id = ? AND term IN ? AND df > 0`, tenant, terms).Rows()
+	if err != nil {
 		return nil, fmt.Errorf("store: search df: %w", err)
 	}
-	sort.Slice(dfs, func(i, j int) bool {
-		return dfs[i].DF < dfs[j].DF || dfs[i].DF == dfs[j].DF && dfs[i].Term < dfs[j].Term
-	})
+	defer rows.Close()
+	var out []termStat
+	n := float64(st.Docs)
+	for rows.Next() {
+		var t termStat
+		if err := rows.Scan(&t.term, &t.df); err != nil {
+			return nil, fmt.Errorf("store: search df: %w", err)
+		}
+		t.idf = math.Log(1 + (n-float64(t.df)+0.5)/(float64(t.df)+0.5))
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// pick takes terms in the given order while their postings fit the
+// budget and they are in at most share of the tenant's memories; the
+// first term is always taken, so a query of common words still finds
+// something.
+func pick(stats []termStat, st searchStats, budget int64, share float64, limit int) map[string]float64 {
 	idf := map[string]float64{}
 	var read int64
-	for i, d := range dfs {
-		if i > 0 && (read+d.DF > maxPostings || float64(d.DF) > commonShare*float64(st.Docs)) {
+	for _, t := range stats {
+		if len(idf) == limit {
 			break
 		}
-		read += d.DF
-		n := float64(st.Docs)
-		idf[d.Term] = math.Log(1 + (n-float64(d.DF)+0.5)/(float64(d.DF)+0.5))
+		if len(idf) > 0 && (read+t.df > budget || float64(t.df) > share*float64(st.Docs)) {
+			continue
+		}
+		read += t.df
+		idf[t.term] = t.idf
 	}
-	return idf, nil
+	return idf
 }
 
 // accumulate adds weight × BM25 of every term in idf to scores.
@@ -281,6 +301,10 @@ const (
 	prfDocs   = 3   // first-pass matches read
 	prfTerms  = 10  // expansion terms added
 	prfWeight = 0.3 // weight of an expansion term relative to a query term
+	// An expansion term must be informative: in at most prfShare of the
+	// tenant's memories, with at most prfPostings postings read for all.
+	prfShare    = 0.1
+	prfPostings = 4_000
 )
 
 // expand returns the IDF of the expansion terms drawn from the top
@@ -317,26 +341,15 @@ func (db *DB) expand(g *gorm.DB, tenant string, st searchStats, ranked []scored,
 	for t := range tf {
 		terms = append(terms, t)
 	}
-	idf, err := db.termIDF(g, tenant, st, terms)
+	stats, err := db.termStats(g, tenant, st, terms)
 	if err != nil {
 		return nil, err
 	}
-	type cand struct {
-		term string
-		w    float64
-	}
-	cands := make([]cand, 0, len(idf))
-	for t, x := range idf {
-		cands = append(cands, cand{t, tf[t] * x})
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		return cands[i].w > cands[j].w || cands[i].w == cands[j].w && cands[i].term < cands[j].term
+	sort.Slice(stats, func(i, j int) bool { // most characteristic of the top matches first
+		wi, wj := tf[stats[i].term]*stats[i].idf, tf[stats[j].term]*stats[j].idf
+		return wi > wj || wi == wj && stats[i].term < stats[j].term
 	})
-	out := map[string]float64{}
-	for _, c := range cands[:min(prfTerms, len(cands))] {
-		out[c.term] = idf[c.term]
-	}
-	return out, nil
+	return pick(stats, st, prfPostings, prfShare, prfTerms), nil
 }
 
 // SearchMemories ranks the tenant's live memories against q.Text with
@@ -365,10 +378,14 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 	if st.Docs <= 0 {
 		return nil, nil
 	}
-	idf, err := db.termIDF(g, tenant, st, terms)
+	stats, err := db.termStats(g, tenant, st, terms)
 	if err != nil {
 		return nil, err
 	}
+	sort.Slice(stats, func(i, j int) bool { // rarest first
+		return stats[i].df < stats[j].df || stats[i].df == stats[j].df && stats[i].term < stats[j].term
+	})
+	idf := pick(stats, st, maxPostings, commonShare, maxQueryTerms)
 	scores := map[int64]float64{}
 	if err := db.accumulate(g, tenant, st, idf, 1, scores); err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		return err
 	}
 	defer db.Close()
-	services, err := NewServices(cfg, db)
+	services, err := NewServices(cfg, db, logger)
 	if err != nil {
 		return err
 	}

@@ -80,8 +80,9 @@ type Services struct {
 	Recall   *learning.Recaller
 }
 
-// NewServices wires the router and the recall pipeline onto db.
-func NewServices(cfg configs.Config, db *store.DB) (*Services, error) {
+// NewServices wires the router, the recall pipeline and, when
+// configured, the embeddings onto db.
+func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Services, error) {
 	tok, err := learning.NewTokenizer(cfg.Tokens.Encoding)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,13 @@ func NewServices(cfg configs.Config, db *store.DB) (*Services, error) {
 	routes := router.NewService(router.New(rcfg), db)
 	recall := learning.NewRecaller(db, routes, learning.NewScorer(scoring, time.Now), tok,
 		learning.NewRecallConfig(cfg.Recall), time.Now)
-	return &Services{Memories: router.Learning(db, routes), Router: routes, Recall: recall}, nil
+	mem := router.Learning(db, routes)
+	if e := cfg.Embeddings; e.BaseURL != "" {
+		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
+		recall.WithDense(embedder, db, e.Timeout)
+		mem = learning.Embedding(mem, embedder, db, logger)
+	}
+	return &Services{Memories: mem, Router: routes, Recall: recall}, nil
 }
 
 // NewLogger builds the process logger from the server settings.
@@ -154,7 +161,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
-	services, err := NewServices(m.Config, db)
+	services, err := NewServices(m.Config, db, m.Logger)
 	if err != nil {
 		_ = db.Close()
 		return err

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/engram-memory/engram"
+)
+
+// SaveVector stores the embedding of a memory's current text under model,
+// replacing an older one. The vector is L2-normalised so that search is a
+// dot product. ENOTFOUND for a memory outside the tenant.
+func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []float32) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	if len(vec) == 0 {
+		return engram.Errorf(engram.EINVALID, "empty vector")
+	}
+	row, err := findRow(db.r.WithContext(ctx), tenant, "id = ?", memoryID)
+	if err != nil {
+		return err
+	}
+	blob := encodeVector(normalize(vec))
+	if err := db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
+		row.Seq, tenant, model, len(vec), blob).Error; err != nil {
+		return fmt.Errorf("store: save vector: %w", err)
+	}
+	return nil
+}
+
+// VectorSearch returns the tenant's live memories closest to vec (cosine
+// similarity, best first) among those embedded with model. It reads every
+// vector of the tenant: exact, and fine for the tens of thousands of
+// memories a tenant holds when embeddings are on.
+func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, agentID string, limit int) ([]engram.LexicalHit, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := normalize(vec)
+	rows, err := db.r.WithContext(ctx).Raw(`SELECT memory_seq, vector FROM memory_vectors WHERE tenant_id = ? AND model = ? AND dims = ?`,
+		tenant, model, len(q)).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	defer rows.Close()
+	scores := map[int64]float64{}
+	var (
+		seq  int64
+		blob []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &blob); err != nil {
+			return nil, fmt.Errorf("store: vector search: %w", err)
+		}
+		scores[seq] = dot(q, blob)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	cands := rankScores(scores, 2*limit)
+	seqs := make([]int64, len(cands))
+	for i, c := range cands {
+		seqs[i] = c.seq
+	}
+	var mrows []memoryRow
+	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND seq IN ?", tenant, seqs).Find(&mrows).Error; err != nil {
+		return nil, fmt.Errorf("store: vector rows: %w", err)
+	}
+	now := db.now()
+	hits := make([]engram.LexicalHit, 0, limit)
+	for _, r := range mrows {
+		m := r.toMemory()
+		if !m.Valid || m.Archived || m.Expired(now) || (m.AgentID != "" && m.AgentID != agentID) {
+			continue
+		}
+		hits = append(hits, engram.LexicalHit{Memory: m, Score: scores[r.Seq]})
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	return hits[:min(limit, len(hits))], nil
+}
+
+func normalize(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if sum == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// dot is the inner product of q and a stored vector of the same length.
+func dot(q []float32, blob []byte) float64 {
+	var s float64
+	for i := range q {
+		if 4*i+4 > len(blob) {
+			break
+		}
+		s += float64(q[i]) * float64(math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:])))
+	}
+	return s
+}
