@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/router"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -82,6 +83,19 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		bench.PrintLatency(stdout, rows)
+	case "router":
+		paths := []string{*data}
+		if *data == "" {
+			paths = []string{"router/testdata/labelled.jsonl", "router/testdata/heldout.jsonl"}
+		}
+		for _, path := range paths {
+			items, err := router.LoadLabelled(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s (%d queries, empty tenant: built-in rules only)\n%s\n", path, len(items),
+				router.Evaluate(router.New(router.DefaultConfig()), "bench", items))
+		}
 	default:
 		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency or router", verb)
 	}

@@ -28,6 +28,8 @@ usage:
   engram keys list [--tenant NAME]
   engram keys revoke KEY_ID
   engram bench locomo --data locomo10.json [--budget N]   recall quality and latency on LoCoMo
+  engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
+  engram bench router [--data labelled.jsonl]           router accuracy on the labelled sets
   engram version
 
 Every verb takes --data and --config; ENGRAM_* variables override the
