@@ -146,3 +146,27 @@ var stopWords = func() map[string]struct{} {
 	}
 	return m
 }()
+
+// questionWords say what form of answer a question wants, not what it is
+// about; the router reads them, retrieval does not. The Chinese entries
+// are the bigrams of 什么, 为什么, 怎么, 哪里, 哪个, 多少 and 什么时候.
+var questionWords = map[string]struct{}{
+	"when": {}, "where": {}, "why": {}, "how": {},
+	"什么": {}, "为什": {}, "怎么": {}, "哪里": {}, "哪个": {}, "多少": {}, "么时": {}, "时候": {},
+}
+
+// QueryTerms returns the distinct terms of a query for retrieval: its
+// UniqueTerms less question words, unless nothing else is left.
+func QueryTerms(text string) []string {
+	all := UniqueTerms(text)
+	out := make([]string, 0, len(all))
+	for _, t := range all {
+		if _, q := questionWords[t]; !q {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}

@@ -33,3 +33,15 @@ func TestUniqueTerms(t *testing.T) {
 		t.Fatalf("UniqueTerms = %q, want %q", got, want)
 	}
 }
+
+func TestQueryTerms(t *testing.T) {
+	for in, want := range map[string][]string{
+		"When did Caroline go to the support group?": {"carolin", "go", "support", "group"},
+		"为什么咖啡这么贵":                                   {"么咖", "咖啡", "啡这", "这么", "么贵"},
+		"how?":                                       {"how"},
+	} {
+		if got := QueryTerms(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("QueryTerms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

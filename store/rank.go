@@ -363,7 +363,7 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 	if err != nil {
 		return nil, err
 	}
-	terms := analysis.UniqueTerms(q.Text)
+	terms := analysis.QueryTerms(q.Text)
 	if len(terms) > maxQueryTerms {
 		terms = terms[:maxQueryTerms]
 	}
