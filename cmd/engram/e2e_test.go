@@ -73,6 +73,7 @@ func TestREADMEQuickstart(t *testing.T) {
 		`"content":"answers in short bullet points"`, // read key
 		`"valid":false`, // tombstone
 		`{"error":{"code":"not_found","message":"key /user/preference/style is tombstoned"}}`,
+		`"recall_id":"rec_`, `"text":"User drinks coffee black, no sugar"`, `"context":"[Agent Memory]\n- User drinks coffee black, no sugar`,
 	} {
 		i := strings.Index(rest, want)
 		if i < 0 {
