@@ -45,7 +45,7 @@ func DefaultRecallConfig() RecallConfig {
 const Header = "[Agent Memory]"
 
 // PersonaKey is the key of the tenant's persona document, injected first
-// by /v1/boot.
+// by /v1/boot; an agent's own persona lives at /agents/<agent_id>/persona.
 const PersonaKey = "/agent/persona"
 
 // Recaller answers recalls: route, retrieve, score, pack, record.
@@ -158,11 +158,16 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	offRoute := 1.0
 	if routed >= r.cfg.MinRouted {
 		offRoute = r.cfg.OffRouteWeight
-		for i := range hits {
-			if !slices.Contains(route.Categories, hits[i].Memory.Category) {
-				hits[i].Score *= offRoute
+		kept := hits[:0]
+		for _, h := range hits {
+			if !slices.Contains(route.Categories, h.Memory.Category) {
+				h.Score *= offRoute
+			}
+			if h.Score > 0 { // weight 0 drops off-route hits
+				kept = append(kept, h)
 			}
 		}
+		hits = kept
 		slices.SortStableFunc(hits, func(a, b engram.LexicalHit) int { return cmpFloat(b.Score, a.Score) })
 	}
 	if len(hits) > r.cfg.Candidates {
@@ -303,7 +308,30 @@ func tagOverlap(have, want []string) int {
 	return n
 }
 
-// Boot returns the persona (the memory at PersonaKey, if any) and the
+// persona returns the agent's persona: the memory at
+// /agents/<agent_id>/persona, else at PersonaKey, whichever the agent may
+// see first (a persona private to another agent is not its own, an
+// archived one is retired); nil
+// when there is none.
+func (r *Recaller) persona(ctx context.Context, agentID string) (*engram.Memory, error) {
+	keys := []string{PersonaKey}
+	if agentID != "" && !strings.Contains(agentID, "/") {
+		keys = append([]string{"/agents/" + agentID + "/persona"}, keys...)
+	}
+	for _, key := range keys {
+		m, err := r.store.FindMemoryByKey(ctx, key)
+		switch {
+		case engram.ErrorCode(err) == engram.ENOTFOUND:
+		case err != nil && engram.ErrorCode(err) != engram.EINVALID:
+			return nil, err
+		case err == nil && !m.Archived && (m.AgentID == "" || m.AgentID == agentID):
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// Boot returns the persona (see persona) and the
 // pinned memories, rendered within limit tokens: the persona as a
 // P0 line first, then the identity memories.
 func (r *Recaller) Boot(ctx context.Context, agentID string, limit int) (*engram.Boot, error) {
@@ -316,14 +344,13 @@ func (r *Recaller) Boot(ctx context.Context, agentID string, limit int) (*engram
 	}
 	b := &engram.Boot{Memories: pinned}
 	cands := make([]Candidate, 0, len(pinned)+1)
-	persona, err := r.store.FindMemoryByKey(ctx, PersonaKey)
-	switch engram.ErrorCode(err) {
-	case "":
+	persona, err := r.persona(ctx, agentID)
+	if err != nil {
+		return nil, err
+	}
+	if persona != nil {
 		b.Persona = persona.Content
 		cands = append(cands, Candidate{Memory: persona, Breakdown: engram.ScoreBreakdown{Score: 2}})
-	case engram.ENOTFOUND:
-	default:
-		return nil, err
 	}
 	for i, m := range pinned {
 		if persona != nil && m.ID == persona.ID {

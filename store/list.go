@@ -35,7 +35,7 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	if err != nil {
 		return nil, err
 	}
-	q := db.r.WithContext(ctx).Model(&memoryRow{}).Where("memories.tenant_id = ?", tenant)
+	q := db.r.WithContext(ctx).Model(&memoryRow{}).Select(readColumns).Where("memories.tenant_id = ?", tenant)
 	if after > 0 {
 		q = q.Where("memories.seq < ?", after)
 	}

@@ -74,6 +74,23 @@ var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
 	"archived", "expires_at", "updated_at", "version", "search_body", "search_meta"}
 
+// readColumns are the memories columns a read needs: all but the analyzed
+// search text, which only the indexes use and which doubles the bytes.
+var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_accessed_at", "access_count"},
+	memoryColumns[:len(memoryColumns)-2]...)
+
+// leanColumns leave out data and source too: recall ranks and injects
+// text, and a memory's free JSON can be large.
+var leanColumns = func() []string {
+	var out []string
+	for _, c := range readColumns {
+		if c != "data" && c != "source" {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
 type eventRow struct {
 	ID        int64 `gorm:"primaryKey;autoIncrement"`
 	TenantID  string
@@ -287,7 +304,7 @@ func (db *DB) FindMemoryByID(ctx context.Context, id string) (*engram.Memory, er
 
 func findRow(g *gorm.DB, tenant, where string, args ...any) (*memoryRow, error) {
 	var rows []memoryRow
-	if err := g.Where("tenant_id = ?", tenant).Where(where, args...).Limit(1).Find(&rows).Error; err != nil {
+	if err := g.Select(readColumns).Where("tenant_id = ?", tenant).Where(where, args...).Limit(1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: find memory: %w", err)
 	}
 	if len(rows) == 0 {

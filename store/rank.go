@@ -28,7 +28,7 @@ const (
 	// maxPostings bounds the postings one search reads. The rarest terms
 	// are read first; a term so common that it would pass the bound adds
 	// little (its IDF is small) and is left out.
-	maxPostings = 8_000
+	maxPostings = 4_000
 	// commonShare: a term in more than this share of the tenant's
 	// memories is read only when the query has no rarer term. Its IDF is
 	// below ln 2 and its postings are the costliest to read.
@@ -304,7 +304,7 @@ const (
 	// An expansion term must be informative: in at most prfShare of the
 	// tenant's memories, with at most prfPostings postings read for all.
 	prfShare    = 0.1
-	prfPostings = 4_000
+	prfPostings = 2_000
 )
 
 // expand returns the IDF of the expansion terms drawn from the top
@@ -356,6 +356,7 @@ func (db *DB) expand(g *gorm.DB, tenant string, st searchStats, ranked []scored,
 // BM25 whose statistics (document count, average length, document
 // frequencies) are the tenant's own, so that no other tenant's data can
 // move a score, followed by one round of pseudo-relevance feedback.
+// Hits carry their memory without data and source (recall injects text).
 // Expired memories and other agents' private memories are left out. Hits
 // are best first; Score is the raw score.
 func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
@@ -411,7 +412,7 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 			seqs = append(seqs, c.seq)
 		}
 		var rows []memoryRow
-		if err := g.Where("tenant_id = ? AND seq IN ?", tenant, seqs).Find(&rows).Error; err != nil {
+		if err := g.Select(leanColumns).Where("tenant_id = ? AND seq IN ?", tenant, seqs).Find(&rows).Error; err != nil {
 			return nil, fmt.Errorf("store: search rows: %w", err)
 		}
 		bySeq := make(map[int64]*memoryRow, len(rows))

@@ -75,7 +75,7 @@ func (db *DB) PinnedMemories(ctx context.Context, agentID string, limit int) ([]
 		return nil, err
 	}
 	var rows []memoryRow
-	if err := db.r.WithContext(ctx).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
+	if err := db.r.WithContext(ctx).Select(leanColumns).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
 		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, string(engram.P0), db.now().UTC(), agentID).
 		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: pinned memories: %w", err)
@@ -95,7 +95,7 @@ func (db *DB) RecentMemories(ctx context.Context, agentID string, limit int) ([]
 		return nil, err
 	}
 	var rows []memoryRow
-	if err := db.r.WithContext(ctx).Where(`tenant_id = ? AND valid AND NOT archived
+	if err := db.r.WithContext(ctx).Select(readColumns).Where(`tenant_id = ? AND valid AND NOT archived
 		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, db.now().UTC(), agentID).
 		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: recent memories: %w", err)
