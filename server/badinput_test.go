@@ -148,7 +148,7 @@ func (f *badFixture) cases() []badCase {
 		// --- keys in a POST body ---
 		{name: "POST key without leading slash", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"user/x","source":"test"}`, status: 400, code: invalid, msg: []string{`start with "/"`}},
 		{name: "POST key dot-dot", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"/a/../b","source":"test"}`, status: 400, code: invalid, msg: []string{`".."`}},
-		{name: "POST key NUL", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"/a\u0000b","source":"test"}`, status: 400, code: invalid, msg: []string{"control character"}},
+		{name: "POST key NUL", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"/a\u0000b","source":"test"}`, status: 400, code: invalid, msg: []string{"NUL"}},
 		{name: "POST key newline", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"/a\nb","source":"test"}`, status: 400, code: invalid, msg: []string{"control character"}},
 		{name: "POST key empty segment", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"//a","source":"test"}`, status: 400, code: invalid, msg: []string{"empty segment"}},
 		{name: "POST key trailing slash", method: "POST", path: "/v1/memories", body: `{"content":"x","key":"/a/","source":"test"}`, status: 400, code: invalid, msg: []string{"empty segment"}},

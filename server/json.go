@@ -45,7 +45,7 @@ func (s *Server) decodeJSON(c *gin.Context, dst any) error {
 	if !utf8.Valid(body) {
 		return engram.Errorf(engram.EINVALID, "request body is not valid UTF-8")
 	}
-	if err := checkDepth(body, s.cfg.Limits.MaxJSONDepth); err != nil {
+	if err := checkJSON(body, s.cfg.Limits.MaxJSONDepth); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -63,15 +63,19 @@ func tooLarge(limit int64) error {
 	return engram.Errorf(engram.ETOOLARGE, "request body is larger than %d bytes", limit)
 }
 
-// checkDepth rejects JSON nested deeper than max without building it.
-func checkDepth(b []byte, max int) error {
-	depth, inString, escaped := 0, false, false
-	for _, ch := range b {
+// checkJSON rejects, without building it, JSON nested deeper than max
+// and strings holding NUL (\u0000): PostgreSQL cannot store NUL in text,
+// and no memory needs it, so both engines refuse it alike.
+func checkJSON(b []byte, max int) error {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
 		switch {
-		case escaped:
-			escaped = false
 		case inString && ch == '\\':
-			escaped = true
+			if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+6]) == "0000" {
+				return engram.Errorf(engram.EINVALID, "strings must not contain NUL (\\u0000)")
+			}
+			i++ // skip the escaped character
 		case ch == '"':
 			inString = !inString
 		case inString:
@@ -169,6 +173,9 @@ func queryParams(c *gin.Context, known ...string) error {
 		}
 		if len(vals) > 1 {
 			return engram.Errorf(engram.EINVALID, "query parameter %q given more than once", name)
+		}
+		if strings.ContainsRune(vals[0], 0) || !utf8.ValidString(vals[0]) {
+			return engram.Errorf(engram.EINVALID, "query parameter %q must be valid UTF-8 without NUL", name)
 		}
 	}
 	return nil

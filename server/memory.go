@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -198,7 +200,7 @@ func boolParam(c *gin.Context, name string) (*bool, error) {
 }
 
 func (s *Server) handleGetMemory(c *gin.Context) {
-	m, err := s.cfg.Memories.FindMemoryByID(c.Request.Context(), c.Param("id"))
+	m, err := s.cfg.Memories.FindMemoryByID(c.Request.Context(), memoryID(c))
 	if err != nil {
 		writeError(c, err)
 		return
@@ -270,7 +272,7 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 		}
 		u.ClearExpiry = u.ExpiresAt == nil
 	}
-	m, err := s.cfg.Memories.UpdateMemory(c.Request.Context(), c.Param("id"), u)
+	m, err := s.cfg.Memories.UpdateMemory(c.Request.Context(), memoryID(c), u)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -285,7 +287,7 @@ func (s *Server) handleDeleteMemory(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.DeleteMemory(c.Request.Context(), c.Param("id"), expect)
+	m, err := s.cfg.Memories.DeleteMemory(c.Request.Context(), memoryID(c), expect)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -295,7 +297,7 @@ func (s *Server) handleDeleteMemory(c *gin.Context) {
 }
 
 func (s *Server) handleMemoryHistory(c *gin.Context) {
-	events, err := s.cfg.Memories.FindMemoryEvents(c.Request.Context(), c.Param("id"))
+	events, err := s.cfg.Memories.FindMemoryEvents(c.Request.Context(), memoryID(c))
 	if err != nil {
 		writeError(c, err)
 		return
@@ -318,11 +320,22 @@ func (s *Server) handleRollbackMemory(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.RollbackMemory(c.Request.Context(), c.Param("id"), req.Version, expect)
+	m, err := s.cfg.Memories.RollbackMemory(c.Request.Context(), memoryID(c), req.Version, expect)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	setETag(c, m.Version)
 	c.JSON(http.StatusOK, m)
+}
+
+// memoryID is the :id path parameter. An id that could not have been
+// issued (NUL, invalid UTF-8) is passed on as one that matches nothing,
+// so it gets the same 404 as any unknown id.
+func memoryID(c *gin.Context) string {
+	id := c.Param("id")
+	if strings.ContainsRune(id, 0) || !utf8.ValidString(id) {
+		return "mem_invalid"
+	}
+	return id
 }

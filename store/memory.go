@@ -390,7 +390,10 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 }
 
 func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
-	row, err := findRow(tx, tenant, "category = ? AND content_hash = ? AND key IS NULL AND valid", m.Category, contentHash(m.Content))
+	// The agent is part of the identity: returning another agent's private
+	// memory for the same words would leak it.
+	row, err := findRow(tx, tenant, "agent_id = ? AND category = ? AND content_hash = ? AND key IS NULL AND valid",
+		m.AgentID, m.Category, contentHash(m.Content))
 	if engram.ErrorCode(err) == engram.ENOTFOUND {
 		return nil, nil
 	}
