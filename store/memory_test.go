@@ -122,9 +122,9 @@ func TestWriteGuard(t *testing.T) {
 			t.Fatal("another category is another memory")
 		}
 		private := mustCreate(t, db, ctx, &engram.Memory{Content: "my private note", Category: "work", AgentID: "a1"})
-		other, err := db.CreateMemory(ctx, &engram.Memory{Content: "my private note", Category: "work", AgentID: "a2"})
-		if err != nil || other.Deduplicated || other.Memory.ID == private.ID || other.Memory.AgentID != "a2" {
-			t.Fatalf("another agent's private memory must never be returned: %+v %v", other, err)
+		theirs, err := db.CreateMemory(ctx, &engram.Memory{Content: "my private note", Category: "work", AgentID: "a2"})
+		if err != nil || theirs.Deduplicated || theirs.Memory.ID == private.ID || theirs.Memory.AgentID != "a2" {
+			t.Fatalf("another agent's private memory must never be returned: %+v %v", theirs, err)
 		}
 		ctxB := storetest.Tenant(t, db, "beta")
 		inB := mustCreate(t, db, ctxB, &engram.Memory{Content: "Standup is at 9:30", Category: "work"})
