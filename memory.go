@@ -150,6 +150,7 @@ const (
 	ActionUpdate    = "update"
 	ActionTombstone = "tombstone"
 	ActionRollback  = "rollback"
+	ActionFeedback  = "feedback" // credit from a thumb or rating
 )
 
 // MemoryEvent is one append-only entry in a memory's history: every

@@ -44,6 +44,17 @@ type Config struct {
 	Recall     RecallConfig     `yaml:"recall"`
 	Scoring    ScoringConfig    `yaml:"scoring"`
 	Embeddings EmbeddingsConfig `yaml:"embeddings"`
+	Feedback   FeedbackConfig   `yaml:"feedback"`
+}
+
+// FeedbackConfig is how thumbs and ratings move memories.
+type FeedbackConfig struct {
+	ConfidenceStep    float64       `yaml:"confidence_step"`
+	RewardRate        float64       `yaml:"reward_rate"`
+	RevisionThreshold int64         `yaml:"revision_threshold"`
+	RaterCap          int           `yaml:"rater_cap"`
+	RaterWindow       time.Duration `yaml:"rater_window"`
+	MaxTextChars      int           `yaml:"max_text_chars"`
 }
 
 // EmbeddingsConfig turns on hybrid recall through an OpenAI-compatible
@@ -184,8 +195,10 @@ func Default() Config {
 			DefaultConfidence: 0.5,
 			Untrusted:         "reject",
 		},
-		Tokens:     TokensConfig{Encoding: "cl100k_base"},
-		Recall:     RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
+		Tokens: TokensConfig{Encoding: "cl100k_base"},
+		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
+		Feedback: FeedbackConfig{ConfidenceStep: 0.1, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
+			RaterWindow: 24 * time.Hour, MaxTextChars: 65536},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
 		Scoring: ScoringConfig{
 			P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
@@ -437,6 +450,13 @@ func (c Config) Validate() error {
 		if e.Dimensions < 0 {
 			bad("embeddings.dimensions", "must not be negative")
 		}
+	}
+	fc := c.Feedback
+	if fc.ConfidenceStep <= 0 || fc.ConfidenceStep > 1 || fc.RewardRate <= 0 || fc.RewardRate > 1 {
+		bad("feedback", "confidence_step and reward_rate must be in (0, 1]")
+	}
+	if fc.RevisionThreshold < 1 || fc.RaterCap < 1 || fc.MaxTextChars < 1 || fc.RaterWindow <= 0 {
+		bad("feedback", "revision_threshold, rater_cap, max_text_chars and rater_window must be positive")
 	}
 	if r.OffRouteWeight < 0 || r.OffRouteWeight > 1 {
 		bad("recall.off_route_weight", "must be in [0, 1]")

@@ -15,6 +15,9 @@ func TestConfigDefaultsMatch(t *testing.T) {
 	if got, want := NewRecallConfig(configs.Default().Recall), DefaultRecallConfig(); got != want {
 		t.Fatalf("recall defaults differ: %+v vs %+v", got, want)
 	}
+	if got, want := NewFeedbackConfig(configs.Default().Feedback), DefaultFeedbackConfig(); got != want {
+		t.Fatalf("feedback defaults differ: %+v vs %+v", got, want)
+	}
 	if err := NewScoreConfig(configs.Default().Scoring).Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -180,3 +180,6 @@ func queryParams(c *gin.Context, known ...string) error {
 	}
 	return nil
 }
+
+// errStop ends an iteration early without being an error.
+var errStop = errors.New("stop")

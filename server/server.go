@@ -35,6 +35,8 @@ type Config struct {
 	Auth           engram.AuthService
 	Router         engram.RouterService
 	Recall         Recaller
+	Feedback       engram.FeedbackService
+	Export         Exporter
 	Health         Pinger
 	Limits         Limits
 	Logger         *slog.Logger
@@ -97,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 	v1.POST("/recall", s.handleRecall)
 	v1.GET("/context", s.handleContext)
 	v1.GET("/boot", s.handleBoot)
+	v1.POST("/interactions", s.handleCreateInteraction)
+	v1.POST("/feedback", s.handleFeedback)
+	v1.GET("/pairs", s.handlePairs)
 	v1.PUT("/keys/*key", s.handlePutKey)
 	v1.GET("/keys/*key", s.handleGetKey)
 	v1.DELETE("/keys/*key", s.handleDeleteKey)

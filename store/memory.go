@@ -492,43 +492,9 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 	for attempt := 0; ; attempt++ {
 		var out *engram.Memory
 		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			row, err := findRow(db.dialect.forUpdate(tx), tenant, where, arg)
-			if err != nil {
-				return err
-			}
-			before := row.toMemory()
-			if expect != nil && *expect != before.Version {
-				return engram.Errorf(engram.ECONFLICT, "memory is at version %d, not %d; reload and retry", before.Version, *expect)
-			}
-			m := row.toMemory()
-			changed, err := change(tx, m)
-			if err != nil {
-				return err
-			}
-			if !changed {
-				out = before
-				return nil
-			}
-			if err := db.validate(m); err != nil {
-				return err
-			}
-			m.Version = before.Version + 1
-			m.UpdatedAt = db.now().UTC().Truncate(time.Microsecond)
-			next := *row
-			db.fromMemory(&next, m)
-			res := tx.Model(&memoryRow{}).Where("seq = ? AND version = ?", row.Seq, before.Version).
-				Select(memoryColumns).Updates(&next)
-			if res.Error != nil {
-				return fmt.Errorf("store: update memory: %w", res.Error)
-			}
-			if res.RowsAffected == 0 {
-				return errRetry
-			}
-			out = next.toMemory()
-			if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
-				return err
-			}
-			return db.appendEvent(ctx, tx, tenant, action, before, out)
+			var err error
+			out, err = db.mutateTx(ctx, tx, tenant, where, arg, expect, action, change)
+			return err
 		})
 		switch {
 		case err == nil:
@@ -546,6 +512,48 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 			return nil, err
 		}
 	}
+}
+
+// mutateTx is one read-modify-write of mutate inside tx; it returns
+// errRetry when another writer changed the memory since it was read.
+func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, arg any, expect *int64, action string,
+	change func(tx *gorm.DB, m *engram.Memory) (bool, error)) (*engram.Memory, error) {
+	row, err := findRow(db.dialect.forUpdate(tx), tenant, where, arg)
+	if err != nil {
+		return nil, err
+	}
+	before := row.toMemory()
+	if expect != nil && *expect != before.Version {
+		return nil, engram.Errorf(engram.ECONFLICT, "memory is at version %d, not %d; reload and retry", before.Version, *expect)
+	}
+	m := row.toMemory()
+	changed, err := change(tx, m)
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return before, nil
+	}
+	if err := db.validate(m); err != nil {
+		return nil, err
+	}
+	m.Version = before.Version + 1
+	m.UpdatedAt = db.now().UTC().Truncate(time.Microsecond)
+	next := *row
+	db.fromMemory(&next, m)
+	res := tx.Model(&memoryRow{}).Where("seq = ? AND version = ?", row.Seq, before.Version).
+		Select(memoryColumns).Updates(&next)
+	if res.Error != nil {
+		return nil, fmt.Errorf("store: update memory: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, errRetry
+	}
+	out := next.toMemory()
+	if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
+		return nil, err
+	}
+	return out, db.appendEvent(ctx, tx, tenant, action, before, out)
 }
 
 // isEventClash reports a duplicate (memory_id, version) event: two writers

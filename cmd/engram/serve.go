@@ -78,6 +78,7 @@ type Services struct {
 	Memories engram.MemoryService // the store, teaching the router as it writes
 	Router   *router.Service
 	Recall   *learning.Recaller
+	Feedback *learning.Feedback
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -94,7 +95,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db)
-	recall := learning.NewRecaller(db, routes, learning.NewScorer(scoring, time.Now), tok,
+	scorer := learning.NewScorer(scoring, time.Now)
+	recall := learning.NewRecaller(db, routes, scorer, tok,
 		learning.NewRecallConfig(cfg.Recall), time.Now)
 	mem := router.Learning(db, routes)
 	if e := cfg.Embeddings; e.BaseURL != "" {
@@ -102,7 +104,17 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		recall.WithDense(embedder, db, e.Timeout)
 		mem = learning.Embedding(mem, embedder, db, logger)
 	}
-	return &Services{Memories: mem, Router: routes, Recall: recall}, nil
+	feedback := learning.NewFeedback(db, scorer, learning.NewFeedbackConfig(cfg.Feedback))
+	return &Services{Memories: mem, Router: routes, Recall: recall, Feedback: feedback}, nil
+}
+
+// exporter adapts the export formats of learning to the server.
+func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
+	f, err := learning.ParseFormat(format)
+	if err != nil {
+		return nil, false, err
+	}
+	return learning.NewEncoder(w, f), f.Paired(), nil
 }
 
 // NewLogger builds the process logger from the server settings.
@@ -168,6 +180,7 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	srv, err := server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
+		Feedback: services.Feedback, Export: exporter,
 		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: prometheus.NewRegistry(),
 		Limits: server.Limits{

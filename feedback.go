@@ -1,0 +1,151 @@
+package engram
+
+import (
+	"context"
+	"time"
+)
+
+// Message is one chat message of a prompt.
+type Message struct {
+	Role    string `json:"role"` // system, user, assistant or tool
+	Content string `json:"content"`
+}
+
+// Interaction is one answer a chat product gave.
+type Interaction struct {
+	ID        string    `json:"interaction_id"`
+	Prompt    string    `json:"prompt"`             // the prompt as text (messages rendered "role: content")
+	Messages  []Message `json:"messages,omitempty"` // the prompt as chat messages, when given so
+	Response  string    `json:"response"`
+	RecallID  string    `json:"recall_id,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	TurnID    string    `json:"turn_id,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	// GroupKey gathers regenerations: answers to the same turn (turn id,
+	// else the normalised prompt within the session).
+	GroupKey  string    `json:"group_key"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Thumbs.
+const (
+	ThumbUp   = "up"
+	ThumbDown = "down"
+)
+
+// FeedbackInput is one thumb or rating on exactly one target.
+type FeedbackInput struct {
+	InteractionID  string `json:"interaction_id,omitempty"`
+	RecallID       string `json:"recall_id,omitempty"`
+	MemoryID       string `json:"memory_id,omitempty"`
+	Thumb          string `json:"thumb,omitempty"`  // up or down
+	Rating         int    `json:"rating,omitempty"` // 1–5; 3 is neutral
+	Reason         string `json:"reason,omitempty"`
+	Correction     string `json:"correction,omitempty"` // the answer the user wanted
+	Rater          string `json:"rater,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// Signal maps a thumb or rating to [-1, 1]: up +1, down −1, rating
+// (r − 3) / 2, so 3 stars is neutral.
+func (f FeedbackInput) Signal() float64 {
+	switch {
+	case f.Thumb == ThumbUp:
+		return 1
+	case f.Thumb == ThumbDown:
+		return -1
+	case f.Rating >= 1 && f.Rating <= 5:
+		return float64(f.Rating-3) / 2
+	}
+	return 0
+}
+
+// CreditedMemory is a memory after one feedback was credited to it.
+type CreditedMemory struct {
+	ID            string  `json:"id"`
+	Version       int64   `json:"version"`
+	Reward        float64 `json:"reward"`
+	Confidence    float64 `json:"confidence"`
+	Stability     float64 `json:"stability"`
+	NeedsRevision bool    `json:"needs_revision"`
+	UpCount       int64   `json:"up_count"`
+	DownCount     int64   `json:"down_count"`
+	// Capped is true when the rater already moved this memory as far as
+	// one rater may within the window: recorded, not applied.
+	Capped bool `json:"capped,omitempty"`
+}
+
+// FeedbackResult says what a feedback did.
+type FeedbackResult struct {
+	FeedbackID string           `json:"feedback_id"`
+	Signal     float64          `json:"signal"`
+	Credited   []CreditedMemory `json:"credited"`
+	Pairs      []string         `json:"pairs"` // ids of the preference pairs it completed
+	// Replayed is true when the idempotency key was seen before: this is
+	// the first submission's result and nothing was applied again.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
+// Pair kinds.
+const (
+	PairRegeneration = "regeneration"
+	PairCorrection   = "correction"
+	PairRating       = "rating"
+)
+
+// MemoryRef is a memory version that was in a prompt's context.
+type MemoryRef struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+}
+
+// Pair is a preference pair with its provenance.
+type Pair struct {
+	ID       string    `json:"id"`
+	Kind     string    `json:"kind"`
+	Prompt   string    `json:"prompt"`
+	Messages []Message `json:"messages,omitempty"`
+	Chosen   string    `json:"chosen"`
+	Rejected string    `json:"rejected"`
+	Margin   float64   `json:"margin"` // signal of chosen − signal of rejected, in (0, 2]
+	Category string    `json:"category,omitempty"`
+
+	ChosenInteractionID   string      `json:"chosen_interaction_id,omitempty"` // empty for a correction
+	RejectedInteractionID string      `json:"rejected_interaction_id"`
+	FeedbackIDs           []string    `json:"feedback_ids"`
+	ChosenMemories        []MemoryRef `json:"chosen_memories"`
+	RejectedMemories      []MemoryRef `json:"rejected_memories"`
+	CreatedAt             time.Time   `json:"created_at"`
+}
+
+// Unpaired is a lone judged answer (KTO-style data).
+type Unpaired struct {
+	Prompt     string    `json:"prompt"`
+	Messages   []Message `json:"messages,omitempty"`
+	Completion string    `json:"completion"`
+	Label      bool      `json:"label"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// PairFilter selects pairs (or unpaired examples) to export.
+type PairFilter struct {
+	Since, Until *time.Time
+	Category     *string
+	MinMargin    float64
+	Limit        int
+	Cursor       string
+}
+
+// FeedbackService records interactions and feedback for the tenant in
+// the context, credits memories and builds preference pairs.
+type FeedbackService interface {
+	// CreateInteraction stores an answer. EINVALID, ENOTFOUND (recall).
+	CreateInteraction(ctx context.Context, in *Interaction) (*Interaction, error)
+	// SubmitFeedback applies one feedback. EINVALID, ENOTFOUND (target).
+	SubmitFeedback(ctx context.Context, in FeedbackInput) (*FeedbackResult, error)
+	// EachPair calls fn for each pair matching f, oldest first, and
+	// returns the cursor after the last one ("" when none follow).
+	EachPair(ctx context.Context, f PairFilter, fn func(*Pair) error) (string, error)
+	// EachUnpaired calls fn for each judged interaction matching f.
+	EachUnpaired(ctx context.Context, f PairFilter, fn func(*Unpaired) error) (string, error)
+}

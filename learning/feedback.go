@@ -1,0 +1,157 @@
+package learning
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/store"
+)
+
+// FeedbackConfig is the learning policy of feedback.
+type FeedbackConfig struct {
+	ConfidenceStep    float64       // share of the way to 1 (or 0) confidence moves per full-strength signal
+	RewardRate        float64       // weight of the newest signal in the reward's moving average
+	RevisionThreshold int64         // down − up votes at which needs_revision is set
+	RaterCap          int           // feedbacks of one rater that may move one memory per window
+	RaterWindow       time.Duration // the window of RaterCap
+	MaxTextChars      int           // prompt, response, correction and reason, each
+}
+
+// NewFeedbackConfig maps the feedback section of the configuration.
+func NewFeedbackConfig(c configs.FeedbackConfig) FeedbackConfig {
+	return FeedbackConfig{ConfidenceStep: c.ConfidenceStep, RewardRate: c.RewardRate, RevisionThreshold: c.RevisionThreshold,
+		RaterCap: c.RaterCap, RaterWindow: c.RaterWindow, MaxTextChars: c.MaxTextChars}
+}
+
+// DefaultFeedbackConfig returns the defaults that configs/engram.yaml lists.
+func DefaultFeedbackConfig() FeedbackConfig {
+	return FeedbackConfig{ConfidenceStep: 0.1, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
+		RaterWindow: 24 * time.Hour, MaxTextChars: 65536}
+}
+
+// FeedbackStore is what feedback needs from the store.
+type FeedbackStore interface {
+	CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error)
+	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules store.FeedbackRules) (*engram.FeedbackResult, error)
+	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
+	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
+}
+
+// Feedback implements engram.FeedbackService: it validates, and credits
+// memories by DESIGN §4 through the store.
+type Feedback struct {
+	FeedbackStore
+	scorer *Scorer
+	cfg    FeedbackConfig
+}
+
+var _ engram.FeedbackService = (*Feedback)(nil)
+
+// NewFeedback returns the feedback service.
+func NewFeedback(st FeedbackStore, scorer *Scorer, cfg FeedbackConfig) *Feedback {
+	return &Feedback{FeedbackStore: st, scorer: scorer, cfg: cfg}
+}
+
+var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
+// CreateInteraction validates and stores an answer: a prompt as text or
+// as chat messages (then rendered "role: content" per line as its text),
+// and a non-empty response.
+func (f *Feedback) CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error) {
+	if len(in.Messages) > 0 {
+		if in.Prompt != "" {
+			return nil, engram.Errorf(engram.EINVALID, "prompt is either text or messages, not both")
+		}
+		lines := make([]string, len(in.Messages))
+		for i, m := range in.Messages {
+			if !roles[m.Role] {
+				return nil, engram.Errorf(engram.EINVALID, "prompt[%d].role must be system, developer, user, assistant or tool", i)
+			}
+			if strings.TrimSpace(m.Content) == "" {
+				return nil, engram.Errorf(engram.EINVALID, "prompt[%d].content must not be empty", i)
+			}
+			lines[i] = m.Role + ": " + m.Content
+		}
+		in.Prompt = strings.Join(lines, "\n")
+	}
+	for name, v := range map[string]string{"prompt": in.Prompt, "response": in.Response} {
+		if strings.TrimSpace(v) == "" {
+			return nil, engram.Errorf(engram.EINVALID, "%s must not be empty", name)
+		}
+		if n := utf8.RuneCountInString(v); n > f.cfg.MaxTextChars {
+			return nil, engram.Errorf(engram.ETOOLARGE, "%s has %d characters; the limit is %d", name, n, f.cfg.MaxTextChars)
+		}
+	}
+	for name, v := range map[string]string{"session_id": in.SessionID, "turn_id": in.TurnID, "model": in.Model} {
+		if len(v) > 256 {
+			return nil, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
+		}
+	}
+	return f.FeedbackStore.CreateInteraction(ctx, in)
+}
+
+// SubmitFeedback validates one feedback and applies it. The rater
+// defaults to the API key that sent it, so one client's votes are capped
+// together unless it names its raters.
+func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) (*engram.FeedbackResult, error) {
+	targets := 0
+	for _, t := range []string{in.InteractionID, in.RecallID, in.MemoryID} {
+		if t != "" {
+			targets++
+		}
+	}
+	switch {
+	case targets != 1:
+		return nil, engram.Errorf(engram.EINVALID, "give exactly one of interaction_id, recall_id, memory_id")
+	case in.Thumb != "" && in.Rating != 0:
+		return nil, engram.Errorf(engram.EINVALID, "give a thumb or a rating, not both")
+	case in.Thumb == "" && in.Rating == 0:
+		return nil, engram.Errorf(engram.EINVALID, "give a thumb (up or down) or a rating (1-5)")
+	case in.Thumb != "" && in.Thumb != engram.ThumbUp && in.Thumb != engram.ThumbDown:
+		return nil, engram.Errorf(engram.EINVALID, "thumb must be up or down")
+	case in.Thumb == "" && (in.Rating < 1 || in.Rating > 5):
+		return nil, engram.Errorf(engram.EINVALID, "rating must be an integer from 1 to 5")
+	case in.Correction != "" && in.InteractionID == "":
+		return nil, engram.Errorf(engram.EINVALID, "a correction needs the interaction_id of the answer it corrects")
+	}
+	for name, v := range map[string]string{"reason": in.Reason, "correction": in.Correction} {
+		if n := utf8.RuneCountInString(v); n > f.cfg.MaxTextChars {
+			return nil, engram.Errorf(engram.ETOOLARGE, "%s has %d characters; the limit is %d", name, n, f.cfg.MaxTextChars)
+		}
+	}
+	for name, v := range map[string]string{"rater": in.Rater, "idempotency_key": in.IdempotencyKey} {
+		if len(v) > 256 {
+			return nil, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
+		}
+	}
+	if in.Rater == "" {
+		in.Rater = "key:" + engram.ActorFromContext(ctx).KeyID
+	}
+	return f.FeedbackStore.SubmitFeedback(ctx, in, store.FeedbackRules{
+		Credit: f.credit, RaterCap: f.cfg.RaterCap, RaterWindow: f.cfg.RaterWindow,
+	})
+}
+
+// credit moves one memory by a signal s in [-1, 1] (DESIGN §4): a vote
+// up or down; the reward as a moving average of signals; confidence a
+// step towards 1 (positive) or 0 (negative), scaled by |s|; stability
+// grown or shrunk by the scorer's rules; needs_revision set once down
+// votes lead by the threshold (cleared only by a person, with PATCH).
+func (f *Feedback) credit(m *engram.Memory, s float64) {
+	if s > 0 {
+		m.UpCount++
+		m.Confidence += f.cfg.ConfidenceStep * s * (1 - m.Confidence)
+	} else {
+		m.DownCount++
+		m.Confidence += f.cfg.ConfidenceStep * s * m.Confidence
+	}
+	m.Reward += f.cfg.RewardRate * (s - m.Reward)
+	m.Stability = f.scorer.Reinforce(m.Priority, m.Stability, s > 0)
+	if m.DownCount-m.UpCount >= f.cfg.RevisionThreshold {
+		m.NeedsRevision = true
+	}
+}

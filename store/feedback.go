@@ -1,0 +1,561 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+)
+
+type interactionRow struct {
+	Seq            int64 `gorm:"primaryKey;autoIncrement"`
+	ID             string
+	TenantID       string
+	Prompt         string
+	Messages       *string
+	Response       string
+	RecallID       string
+	SessionID      string
+	TurnID         string
+	Model          string
+	GroupKey       string
+	Category       string
+	LastSignal     *float64
+	LastKind       string
+	LastFeedbackID string
+	CreatedAt      time.Time
+}
+
+func (interactionRow) TableName() string { return "interactions" }
+
+func (r *interactionRow) toInteraction() *engram.Interaction {
+	in := &engram.Interaction{ID: r.ID, Prompt: r.Prompt, Response: r.Response, RecallID: r.RecallID, SessionID: r.SessionID,
+		TurnID: r.TurnID, Model: r.Model, GroupKey: r.GroupKey, CreatedAt: r.CreatedAt.UTC()}
+	if r.Messages != nil {
+		_ = json.Unmarshal([]byte(*r.Messages), &in.Messages)
+	}
+	return in
+}
+
+type feedbackRow struct {
+	Seq            int64 `gorm:"primaryKey;autoIncrement"`
+	ID             string
+	TenantID       string
+	InteractionID  string
+	RecallID       string
+	MemoryID       string
+	Thumb          string
+	Rating         int
+	Signal         float64
+	Reason         string
+	Correction     string
+	Rater          string
+	IdempotencyKey string
+	Result         string
+	CreatedAt      time.Time
+}
+
+func (feedbackRow) TableName() string { return "feedback" }
+
+type creditRow struct {
+	FeedbackID string
+	TenantID   string
+	MemoryID   string
+	Rater      string
+	Signal     float64
+	Applied    bool
+	CreatedAt  time.Time
+}
+
+func (creditRow) TableName() string { return "feedback_credits" }
+
+type pairRow struct {
+	Seq                   int64 `gorm:"primaryKey;autoIncrement"`
+	ID                    string
+	TenantID              string
+	Kind                  string
+	DedupeKey             string
+	Prompt                string
+	Messages              *string
+	Chosen                string
+	Rejected              string
+	Margin                float64
+	Category              string
+	ChosenInteractionID   string
+	RejectedInteractionID string
+	FeedbackIDs           string `gorm:"column:feedback_ids"`
+	ChosenMemories        string
+	RejectedMemories      string
+	CreatedAt             time.Time
+}
+
+func (pairRow) TableName() string { return "pairs" }
+
+// groupKey gathers the regenerations of one turn: the session and turn
+// id when the client sends a turn id, else the session and the prompt
+// with white space folded.
+func groupKey(in *engram.Interaction) string {
+	if in.TurnID != "" {
+		return "turn:" + in.SessionID + "\x1f" + in.TurnID
+	}
+	prompt := in.Prompt
+	if len(in.Messages) > 0 {
+		b, _ := json.Marshal(in.Messages)
+		prompt = string(b)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(strings.Fields(prompt), " ")))
+	return "prompt:" + in.SessionID + "\x1f" + hex.EncodeToString(sum[:16])
+}
+
+// CreateInteraction implements engram.FeedbackService. The interaction
+// takes the category of its recall's top routed domain, for filtering
+// exports. ENOTFOUND for a recall id outside the tenant.
+func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	row := interactionRow{ID: newID("int"), TenantID: tenant, Prompt: in.Prompt, Response: in.Response, RecallID: in.RecallID,
+		SessionID: in.SessionID, TurnID: in.TurnID, Model: in.Model, GroupKey: groupKey(in), CreatedAt: db.now().UTC()}
+	if len(in.Messages) > 0 {
+		b, _ := json.Marshal(in.Messages)
+		s := string(b)
+		row.Messages = &s
+	}
+	g := db.w.WithContext(ctx)
+	if in.RecallID != "" {
+		rec, err := db.findRecall(g, tenant, in.RecallID)
+		if err != nil {
+			return nil, err
+		}
+		var route engram.Route
+		if json.Unmarshal([]byte(rec.Route), &route) == nil && len(route.Domains) > 0 {
+			row.Category = route.Domains[0].Name
+		}
+	}
+	if err := g.Create(&row).Error; err != nil {
+		return nil, fmt.Errorf("store: create interaction: %w", err)
+	}
+	return row.toInteraction(), nil
+}
+
+func (db *DB) findRecall(g *gorm.DB, tenant, id string) (*recallRow, error) {
+	var rows []recallRow
+	if err := g.Where("tenant_id = ? AND id = ?", tenant, id).Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: find recall: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, engram.Errorf(engram.ENOTFOUND, "recall %q not found", id)
+	}
+	return &rows[0], nil
+}
+
+func (r *recallRow) memoryRefs() []engram.MemoryRef {
+	var items []recallItemRef
+	_ = json.Unmarshal([]byte(r.Items), &items)
+	refs := make([]engram.MemoryRef, len(items))
+	for i, it := range items {
+		refs[i] = engram.MemoryRef{ID: it.ID, Version: it.Version}
+	}
+	return refs
+}
+
+// FeedbackRules are the learning policy SubmitFeedback applies.
+type FeedbackRules struct {
+	// Credit moves a memory by one feedback's signal (non-zero).
+	Credit func(m *engram.Memory, signal float64)
+	// RaterCap is how many feedbacks of one rater may move one memory
+	// within RaterWindow; later ones are recorded but not applied.
+	RaterCap    int
+	RaterWindow time.Duration
+}
+
+// SubmitFeedback records a feedback and, in the same transaction,
+// credits the memories its target injected (one memory event each),
+// updates the interaction's latest signal and makes the preference pairs
+// it completes. A repeated idempotency key returns the first result with
+// Replayed set and changes nothing. ENOTFOUND for a target outside the
+// tenant. The input must already be valid (see learning.Feedback).
+func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules FeedbackRules) (*engram.FeedbackResult, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		var res *engram.FeedbackResult
+		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var err error
+			res, err = db.submitFeedback(ctx, tx, tenant, in, rules)
+			return err
+		})
+		switch {
+		case err == nil:
+			return res, nil
+		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err)) && attempt < 5:
+			continue // a concurrent write of the same memory, or of the same idempotency key
+		default:
+			return nil, err
+		}
+	}
+}
+
+func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in engram.FeedbackInput, rules FeedbackRules) (*engram.FeedbackResult, error) {
+	if in.IdempotencyKey != "" {
+		var prior []feedbackRow
+		if err := tx.Where("tenant_id = ? AND idempotency_key = ?", tenant, in.IdempotencyKey).Limit(1).Find(&prior).Error; err != nil {
+			return nil, fmt.Errorf("store: idempotency: %w", err)
+		}
+		if len(prior) == 1 {
+			var res engram.FeedbackResult
+			if err := json.Unmarshal([]byte(prior[0].Result), &res); err != nil {
+				return nil, fmt.Errorf("store: stored feedback result: %w", err)
+			}
+			res.Replayed = true
+			return &res, nil
+		}
+	}
+	now := db.now().UTC()
+	fb := feedbackRow{ID: newID("fb"), TenantID: tenant, InteractionID: in.InteractionID, RecallID: in.RecallID,
+		MemoryID: in.MemoryID, Thumb: in.Thumb, Rating: in.Rating, Signal: in.Signal(), Reason: in.Reason,
+		Correction: in.Correction, Rater: in.Rater, IdempotencyKey: in.IdempotencyKey, CreatedAt: now}
+
+	var inter *interactionRow
+	var targets []string
+	switch {
+	case in.InteractionID != "":
+		var rows []interactionRow
+		if err := tx.Where("tenant_id = ? AND id = ?", tenant, in.InteractionID).Limit(1).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: find interaction: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil, engram.Errorf(engram.ENOTFOUND, "interaction %q not found", in.InteractionID)
+		}
+		inter = &rows[0]
+		fb.RecallID = inter.RecallID
+		if inter.RecallID != "" {
+			rec, err := db.findRecall(tx, tenant, inter.RecallID)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rec.memoryRefs() {
+				targets = append(targets, r.ID)
+			}
+		}
+	case in.RecallID != "":
+		rec, err := db.findRecall(tx, tenant, in.RecallID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rec.memoryRefs() {
+			targets = append(targets, r.ID)
+		}
+	default:
+		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
+			return nil, err
+		}
+		targets = []string{in.MemoryID}
+	}
+	if err := tx.Create(&fb).Error; err != nil {
+		return nil, fmt.Errorf("store: save feedback: %w", err)
+	}
+	res := &engram.FeedbackResult{FeedbackID: fb.ID, Signal: fb.Signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
+	if fb.Signal != 0 {
+		// One order for every writer, so concurrent feedbacks on PostgreSQL
+		// lock the same memories in the same order.
+		sort.Strings(targets)
+		for _, id := range targets {
+			cm, err := db.credit(ctx, tx, tenant, fb, id, rules)
+			if err != nil {
+				return nil, err
+			}
+			if cm != nil {
+				res.Credited = append(res.Credited, *cm)
+			}
+		}
+	}
+	if inter != nil {
+		pairs, err := db.updateInteraction(tx, tenant, inter, fb)
+		if err != nil {
+			return nil, err
+		}
+		res.Pairs = pairs
+	}
+	stored, _ := json.Marshal(res)
+	if err := tx.Model(&feedbackRow{}).Where("id = ?", fb.ID).Update("result", string(stored)).Error; err != nil {
+		return nil, fmt.Errorf("store: save feedback result: %w", err)
+	}
+	return res, nil
+}
+
+// credit applies one feedback to one memory unless the rater's cap for
+// it is reached; a tombstoned memory is skipped (nil).
+func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, rules FeedbackRules) (*engram.CreditedMemory, error) {
+	var used int64
+	if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
+		tenant, id, fb.Rater, fb.CreatedAt.Add(-rules.RaterWindow)).Count(&used).Error; err != nil {
+		return nil, fmt.Errorf("store: rater credits: %w", err)
+	}
+	capped := used >= int64(rules.RaterCap)
+	m, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+		if !m.Valid || capped {
+			return false, nil
+		}
+		rules.Credit(m, fb.Signal)
+		return true, nil
+	})
+	switch {
+	case engram.ErrorCode(err) == engram.ENOTFOUND:
+		return nil, nil // the memory is gone from the tenant: nothing to credit
+	case err != nil:
+		return nil, err
+	case !m.Valid:
+		return nil, nil
+	}
+	if err := tx.Create(&creditRow{FeedbackID: fb.ID, TenantID: tenant, MemoryID: id, Rater: fb.Rater, Signal: fb.Signal,
+		Applied: !capped, CreatedAt: fb.CreatedAt}).Error; err != nil {
+		return nil, fmt.Errorf("store: save credit: %w", err)
+	}
+	return &engram.CreditedMemory{ID: m.ID, Version: m.Version, Reward: m.Reward, Confidence: m.Confidence, Stability: m.Stability,
+		NeedsRevision: m.NeedsRevision, UpCount: m.UpCount, DownCount: m.DownCount, Capped: capped}, nil
+}
+
+// updateInteraction records the interaction's latest judgement and makes
+// the pairs it completes: a correction pair when the feedback carries a
+// correction; against every other judged answer of the same group, a
+// regeneration pair when their signals differ by at least 1 (thumbs up
+// against down, or a thumb against a rating), a rating pair when both are
+// ratings at least two stars apart. A pair is made once per pair of
+// answers (or correction), whatever the later feedback.
+func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRow, fb feedbackRow) ([]string, error) {
+	kind := "thumb"
+	if fb.Rating != 0 {
+		kind = "rating"
+	}
+	if err := tx.Model(&interactionRow{}).Where("seq = ?", inter.Seq).
+		Updates(map[string]any{"last_signal": fb.Signal, "last_kind": kind, "last_feedback_id": fb.ID}).Error; err != nil {
+		return nil, fmt.Errorf("store: update interaction: %w", err)
+	}
+	refs := func(in *interactionRow) ([]engram.MemoryRef, error) {
+		if in.RecallID == "" {
+			return []engram.MemoryRef{}, nil
+		}
+		rec, err := db.findRecall(tx, tenant, in.RecallID)
+		if err != nil {
+			return nil, err
+		}
+		return rec.memoryRefs(), nil
+	}
+	mine, err := refs(inter)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	add := func(p *pairRow) error {
+		p.ID, p.TenantID, p.Prompt, p.Messages, p.Category, p.CreatedAt = newID("pair"), tenant, inter.Prompt, inter.Messages, inter.Category, fb.CreatedAt
+		var n int64
+		if err := tx.Model(&pairRow{}).Where("tenant_id = ? AND dedupe_key = ?", tenant, p.DedupeKey).Count(&n).Error; err != nil {
+			return fmt.Errorf("store: pair dedupe: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if err := tx.Create(p).Error; err != nil {
+			return fmt.Errorf("store: save pair: %w", err)
+		}
+		made = append(made, p.ID)
+		return nil
+	}
+	if fb.Correction != "" && fb.Correction != inter.Response {
+		if err := add(&pairRow{Kind: engram.PairCorrection, DedupeKey: "correction:" + fb.ID, Chosen: fb.Correction,
+			Rejected: inter.Response, Margin: 1 - math.Min(fb.Signal, 0), RejectedInteractionID: inter.ID,
+			FeedbackIDs: mustJSON([]string{fb.ID}), ChosenMemories: mustJSON(mine), RejectedMemories: mustJSON(mine)}); err != nil {
+			return nil, err
+		}
+	}
+	var peers []interactionRow
+	if err := tx.Where("tenant_id = ? AND group_key = ? AND id <> ? AND last_signal IS NOT NULL", tenant, inter.GroupKey, inter.ID).
+		Order("seq").Find(&peers).Error; err != nil {
+		return nil, fmt.Errorf("store: find regenerations: %w", err)
+	}
+	for i := range peers {
+		peer := &peers[i]
+		if peer.Response == inter.Response {
+			continue
+		}
+		diff := fb.Signal - *peer.LastSignal
+		var pkind string
+		switch {
+		case kind == "rating" && peer.LastKind == "rating" && math.Abs(diff) >= 1: // two stars or more
+			pkind = engram.PairRating
+		case (kind == "thumb" || peer.LastKind == "thumb") && math.Abs(diff) >= 1:
+			pkind = engram.PairRegeneration
+		default:
+			continue
+		}
+		peerRefs, err := refs(peer)
+		if err != nil {
+			return nil, err
+		}
+		chosen, rejected := inter, peer
+		chosenRefs, rejectedRefs := mine, peerRefs
+		chosenFB, rejectedFB := fb.ID, peer.LastFeedbackID
+		if diff < 0 {
+			chosen, rejected, chosenRefs, rejectedRefs, chosenFB, rejectedFB = peer, inter, peerRefs, mine, peer.LastFeedbackID, fb.ID
+		}
+		a, b := inter.ID, peer.ID
+		if b < a {
+			a, b = b, a
+		}
+		if err := add(&pairRow{Kind: pkind, DedupeKey: "answers:" + a + "|" + b, Chosen: chosen.Response, Rejected: rejected.Response,
+			Margin: math.Abs(diff), ChosenInteractionID: chosen.ID, RejectedInteractionID: rejected.ID,
+			FeedbackIDs: mustJSON([]string{chosenFB, rejectedFB}), ChosenMemories: mustJSON(chosenRefs), RejectedMemories: mustJSON(rejectedRefs)}); err != nil {
+			return nil, err
+		}
+	}
+	if made == nil {
+		made = []string{}
+	}
+	return made, nil
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (r *pairRow) toPair() *engram.Pair {
+	p := &engram.Pair{ID: r.ID, Kind: r.Kind, Prompt: r.Prompt, Chosen: r.Chosen, Rejected: r.Rejected, Margin: r.Margin,
+		Category: r.Category, ChosenInteractionID: r.ChosenInteractionID, RejectedInteractionID: r.RejectedInteractionID,
+		CreatedAt: r.CreatedAt.UTC()}
+	if r.Messages != nil {
+		_ = json.Unmarshal([]byte(*r.Messages), &p.Messages)
+	}
+	_ = json.Unmarshal([]byte(r.FeedbackIDs), &p.FeedbackIDs)
+	_ = json.Unmarshal([]byte(r.ChosenMemories), &p.ChosenMemories)
+	_ = json.Unmarshal([]byte(r.RejectedMemories), &p.RejectedMemories)
+	return p
+}
+
+// exportPage is how many rows an export reads at a time: memory stays
+// constant however many pairs are exported.
+const exportPage = 500
+
+// exportFilter applies a PairFilter's time range and category to q, whose
+// rows have created_at and category columns.
+func exportFilter(q *gorm.DB, f engram.PairFilter) *gorm.DB {
+	if f.Since != nil {
+		q = q.Where("created_at >= ?", f.Since.UTC())
+	}
+	if f.Until != nil {
+		q = q.Where("created_at < ?", f.Until.UTC())
+	}
+	if f.Category != nil {
+		q = q.Where("category = ?", *f.Category)
+	}
+	return q
+}
+
+func exportFingerprint(kind, tenant string, f engram.PairFilter) string {
+	t := func(p *time.Time) string {
+		if p == nil {
+			return "-"
+		}
+		return p.UTC().Format(time.RFC3339Nano)
+	}
+	c := "\x00"
+	if f.Category != nil {
+		c = *f.Category
+	}
+	return strings.Join([]string{kind, tenant, t(f.Since), t(f.Until), c, fmt.Sprint(f.MinMargin)}, "\x1f")
+}
+
+// EachPair implements engram.FeedbackService: pairs oldest first, at most
+// f.Limit of them (0: all), read a page at a time. The cursor it returns
+// resumes after the last pair given to fn, for the same filter.
+func (db *DB) EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	fp := exportFingerprint("pairs", tenant, f)
+	after, err := db.decodeCursor(f.Cursor, fp)
+	if err != nil {
+		return "", err
+	}
+	sent := 0
+	for {
+		q := exportFilter(db.r.WithContext(ctx).Where("tenant_id = ? AND seq > ?", tenant, after), f)
+		if f.MinMargin > 0 {
+			q = q.Where("margin >= ?", f.MinMargin)
+		}
+		var rows []pairRow
+		if err := q.Order("seq").Limit(exportPage).Find(&rows).Error; err != nil {
+			return "", fmt.Errorf("store: export pairs: %w", err)
+		}
+		for i := range rows {
+			if f.Limit > 0 && sent == f.Limit {
+				return db.encodeCursor(after, fp), nil
+			}
+			if err := fn(rows[i].toPair()); err != nil {
+				return "", err
+			}
+			after = rows[i].Seq
+			sent++
+		}
+		if len(rows) < exportPage {
+			return "", nil
+		}
+	}
+}
+
+// EachUnpaired implements engram.FeedbackService: every interaction whose
+// latest feedback is not neutral, labelled by its sign (KTO-style data),
+// oldest first; paging and cursor as EachPair. MinMargin applies to the
+// signal's magnitude.
+func (db *DB) EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	fp := exportFingerprint("unpaired", tenant, f)
+	after, err := db.decodeCursor(f.Cursor, fp)
+	if err != nil {
+		return "", err
+	}
+	sent := 0
+	for {
+		q := exportFilter(db.r.WithContext(ctx).Where("tenant_id = ? AND seq > ? AND last_signal IS NOT NULL AND last_signal <> 0", tenant, after), f)
+		if f.MinMargin > 0 {
+			q = q.Where("(last_signal >= ? OR last_signal <= ?)", f.MinMargin, -f.MinMargin)
+		}
+		var rows []interactionRow
+		if err := q.Order("seq").Limit(exportPage).Find(&rows).Error; err != nil {
+			return "", fmt.Errorf("store: export unpaired: %w", err)
+		}
+		for i := range rows {
+			if f.Limit > 0 && sent == f.Limit {
+				return db.encodeCursor(after, fp), nil
+			}
+			in := rows[i].toInteraction()
+			if err := fn(&engram.Unpaired{Prompt: in.Prompt, Messages: in.Messages, Completion: in.Response,
+				Label: *rows[i].LastSignal > 0, CreatedAt: in.CreatedAt}); err != nil {
+				return "", err
+			}
+			after = rows[i].Seq
+			sent++
+		}
+		if len(rows) < exportPage {
+			return "", nil
+		}
+	}
+}
