@@ -59,6 +59,11 @@ func (db *DB) EnsureTenant(ctx context.Context, name string) (*engram.Tenant, er
 	return db.findTenant(g, name)
 }
 
+// FindTenant returns the tenant with name. ENOTFOUND.
+func (db *DB) FindTenant(ctx context.Context, name string) (*engram.Tenant, error) {
+	return db.findTenant(db.r.WithContext(ctx), name)
+}
+
 func (db *DB) findTenant(g *gorm.DB, name string) (*engram.Tenant, error) {
 	var rows []tenantRow
 	if err := g.Where("name = ?", name).Limit(1).Find(&rows).Error; err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -178,5 +179,54 @@ func TestRunUsageAndKeys(t *testing.T) {
 	if code := Run(context.Background(), []string{"serve", "--data", data}, []string{"ENGRAM_STORE_DRIVER=mysql"}, &out, &errb); code != 1 ||
 		!strings.Contains(errb.String(), "store.driver") {
 		t.Fatalf("bad config must fail before anything opens: %d %q", code, errb.String())
+	}
+}
+
+// TestExportPairsCLI: engram export pairs writes, offline, the lines the
+// API streams.
+func TestExportPairsCLI(t *testing.T) {
+	dir := t.TempDir()
+	m := boot(t, dir, nil)
+	key, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", m.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	id := regexp.MustCompile(`"interaction_id":"(int_[a-z0-9]+)"`)
+	a := id.FindStringSubmatch(post("/v1/interactions", `{"prompt":"Tea or coffee?","response":"Tea.","turn_id":"t1"}`))[1]
+	b := id.FindStringSubmatch(post("/v1/interactions", `{"prompt":"Tea or coffee?","response":"Coffee, black.","turn_id":"t1"}`))[1]
+	post("/v1/feedback", `{"interaction_id":"`+a+`","thumb":"down"}`)
+	post("/v1/feedback", `{"interaction_id":"`+b+`","thumb":"up"}`)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "pairs.jsonl")
+	var errb bytes.Buffer
+	if code := Run(context.Background(), []string{"export", "pairs", "--data", filepath.Join(dir, "data"), "--format", "trl", "--out", out},
+		nil, io.Discard, &errb); code != 0 {
+		t.Fatalf("export: %d %s", code, errb.String())
+	}
+	got, _ := os.ReadFile(out)
+	if want := `{"prompt":"Tea or coffee?","chosen":"Coffee, black.","rejected":"Tea."}` + "\n"; string(got) != want {
+		t.Fatalf("exported %q, want %q", got, want)
+	}
+	if code := Run(context.Background(), []string{"export", "pairs", "--data", filepath.Join(dir, "data"), "--format", "kto"},
+		nil, io.Discard, &errb); code != 1 {
+		t.Fatalf("unknown format: exit %d", code)
 	}
 }

@@ -27,6 +27,8 @@ usage:
   engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
   engram keys list [--tenant NAME]
   engram keys revoke KEY_ID
+  engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]
+                     [--since T] [--until T] [--category C] [--min-margin M]
   engram bench locomo --data locomo10.json [--budget N]   recall quality and latency on LoCoMo
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
   engram bench router [--data labelled.jsonl]           router accuracy on the labelled sets
@@ -51,6 +53,8 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runServe(ctx, args[1:], environ, stdout)
 	case "keys":
 		err = runKeys(ctx, args[1:], environ, stdout)
+	case "export":
+		err = runExport(ctx, args[1:], environ, stdout)
 	case "bench":
 		err = runBench(ctx, args[1:], environ, stdout)
 	case "version":

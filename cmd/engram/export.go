@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/learning"
+)
+
+// runExport writes a tenant's preference data as JSON Lines, offline,
+// straight from the store: the same lines GET /v1/pairs streams.
+func runExport(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "pairs" {
+		return errors.New("export: want `export pairs --format F --out FILE`")
+	}
+	fs := flag.NewFlagSet("export pairs", flag.ContinueOnError)
+	load := commonFlags(fs, false)
+	format := fs.String("format", "", "trl, trl-conversational, trl-unpaired or openai")
+	out := fs.String("out", "-", "output file (- for standard output)")
+	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
+	since := fs.String("since", "", "only data created at or after this RFC 3339 time")
+	until := fs.String("until", "", "only data created before this RFC 3339 time")
+	category := fs.String("category", "", "only this category")
+	minMargin := fs.Float64("min-margin", 0, "only pairs with at least this margin (0-2)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	f, err := learning.ParseFormat(*format)
+	if err != nil {
+		return err
+	}
+	var filter engram.PairFilter
+	filter.MinMargin = *minMargin
+	if *category != "" {
+		filter.Category = category
+	}
+	for flagValue, dst := range map[string]**time.Time{*since: &filter.Since, *until: &filter.Until} {
+		if flagValue == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, flagValue)
+		if err != nil {
+			return fmt.Errorf("export: %q is not an RFC 3339 time", flagValue)
+		}
+		*dst = &t
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	if *tenant == "" {
+		*tenant = cfg.Auth.DefaultTenant
+	}
+	db, err := Open(ctx, cfg, NewLogger(cfg, os.Stderr))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, err := db.FindTenant(ctx, *tenant)
+	if err != nil {
+		return err
+	}
+	ctx = engram.NewContextWithTenant(ctx, t.ID)
+	w := stdout
+	if *out != "-" {
+		file, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		w = file
+	}
+	buf := bufio.NewWriterSize(w, 256<<10)
+	enc := learning.NewEncoder(buf, f)
+	n := 0
+	if f.Paired() {
+		_, err = db.EachPair(ctx, filter, func(p *engram.Pair) error { n++; return enc.Pair(p) })
+	} else {
+		_, err = db.EachUnpaired(ctx, filter, func(u *engram.Unpaired) error { n++; return enc.Unpaired(u) })
+	}
+	if err == nil {
+		err = buf.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "exported %d lines (%s) for tenant %q\n", n, f, *tenant)
+	return nil
+}
