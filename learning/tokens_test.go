@@ -13,7 +13,10 @@ func TestTokenizer(t *testing.T) {
 		{"cl100k_base", "hello world", 2},
 		{"cl100k_base", "", 0},
 		{"cl100k_base", "<|endoftext|>", 7},
+		{"cl100k_base", "我喜欢喝咖啡，下周三去看牙科。", 22},
 		{"o200k_base", "hello world", 2},
+		{"o200k_base", "", 0},
+		{"o200k_base", "<|endoftext|>", 7},
 	} {
 		tok, err := NewTokenizer(tc.enc)
 		if err != nil {
@@ -23,8 +26,15 @@ func TestTokenizer(t *testing.T) {
 			t.Errorf("%s Count(%q) = %d, want %d", tc.enc, tc.text, got, tc.want)
 		}
 	}
-	if _, err := NewTokenizer("gpt2-nope"); err == nil {
-		t.Fatal("unknown encoding must fail")
+	for _, enc := range []string{"gpt2-nope", "p50k_base"} {
+		if _, err := NewTokenizer(enc); err == nil {
+			t.Errorf("NewTokenizer(%q) must fail", enc)
+		}
+	}
+	a, _ := NewTokenizer("o200k_base")
+	b, _ := NewTokenizer("o200k_base")
+	if a.counter != b.counter || a.Encoding() != "o200k_base" {
+		t.Error("tokenizers of one encoding must share its counter")
 	}
 }
 
