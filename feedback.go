@@ -64,6 +64,7 @@ func (f FeedbackInput) Signal() float64 {
 type CreditedMemory struct {
 	ID            string  `json:"id"`
 	Version       int64   `json:"version"`
+	Weight        float64 `json:"weight"` // the memory's share of the signal: its score over the recall's best
 	Reward        float64 `json:"reward"`
 	Confidence    float64 `json:"confidence"`
 	Stability     float64 `json:"stability"`

@@ -61,7 +61,12 @@ type Memory struct {
 	// Context is where the memory came from, e.g. the message a reply
 	// answers. It is searched (at half weight) but never injected, so a
 	// memory can be found by the words of the question it settled.
-	Context       string          `json:"context,omitempty"`
+	Context string `json:"context,omitempty"`
+	// Learned holds the queries whose answers this memory served and
+	// users approved (positive feedback), newest last. Like Context it is
+	// searched at low weight and never injected, so a memory that helped
+	// answer a question is found again for similar ones.
+	Learned       string          `json:"learned,omitempty"`
 	Importance    float64         `json:"importance"`
 	Priority      Priority        `json:"priority"`
 	Confidence    float64         `json:"confidence"`

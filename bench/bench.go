@@ -21,6 +21,7 @@ type Services struct {
 	Memories engram.MemoryService
 	Recall   engram.RecallService
 	Router   engram.RouterService
+	Feedback engram.FeedbackService
 }
 
 // tenantCtx creates a tenant and returns a context acting for it.

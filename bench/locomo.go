@@ -107,14 +107,16 @@ type LoCoMoReport struct {
 	Unparseable int
 }
 
-// RunLoCoMo stores every dialog turn of every conversation as a memory
-// (one tenant per conversation), then asks every category 1–4 question
-// that has evidence as a recall, and measures where the evidence turns
-// rank. Scoring follows ../shared/bench/locomo/BASELINE.md exactly
-// (macro-averaged evidence recall@k, hit@k, MRR@20; evidence ids
-// normalised the same way), so the figures compare with its BM25 row.
-func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoReport, error) {
-	raw, err := os.ReadFile(opt.Path)
+// locomoQuestion is a scored question with its gold evidence turns.
+type locomoQuestion struct {
+	text     string
+	category int
+	gold     map[string]bool
+}
+
+// loadLoCoMo reads the data set.
+func loadLoCoMo(path string) ([]locomoConversation, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -122,72 +124,126 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 	if err := json.Unmarshal(raw, &convs); err != nil {
 		return nil, fmt.Errorf("locomo: %w", err)
 	}
-	rep := &LoCoMoReport{Overall: newResult(), ByCategory: map[int]*LoCoMoResult{}}
-	for _, conv := range convs {
-		tctx, err := tenantCtx(ctx, svc.Auth, "locomo-"+strings.ToLower(conv.SampleID))
-		if err != nil {
-			return nil, err
+	return convs, nil
+}
+
+// questions returns the category 1–4 questions with evidence that names
+// stored turns, normalising evidence ids as BASELINE.md does.
+func (rep *LoCoMoReport) questions(conv locomoConversation, byMemory map[string]string) []locomoQuestion {
+	turnIDs := map[string]bool{}
+	for _, d := range byMemory {
+		turnIDs[d] = true
+	}
+	var out []locomoQuestion
+	for _, qa := range conv.QA {
+		if qa.Category < 1 || qa.Category > 4 {
+			continue
 		}
-		start := time.Now()
-		byMemory, err := ingestConversation(tctx, svc, conv)
-		if err != nil {
-			return nil, fmt.Errorf("locomo %s: %w", conv.SampleID, err)
-		}
-		rep.IngestSecs += time.Since(start).Seconds()
-		rep.Turns += len(byMemory)
-		turnIDs := map[string]bool{}
-		for _, d := range byMemory {
-			turnIDs[d] = true
-		}
-		for _, qa := range conv.QA {
-			if qa.Category < 1 || qa.Category > 4 {
-				continue
+		gold := map[string]bool{}
+		for _, ev := range qa.Evidence {
+			refs := evidenceRef.FindAllStringSubmatch(ev, -1)
+			if refs == nil {
+				rep.Unparseable++
 			}
-			gold := map[string]bool{}
-			for _, ev := range qa.Evidence {
-				refs := evidenceRef.FindAllStringSubmatch(ev, -1)
-				if refs == nil {
-					rep.Unparseable++
-				}
-				for _, m := range refs {
-					s, _ := strconv.Atoi(m[1])
-					t, _ := strconv.Atoi(m[2])
-					id := fmt.Sprintf("D%d:%d", s, t)
-					if turnIDs[id] {
-						gold[id] = true
-					} else {
-						rep.Unmatched++
-					}
+			for _, m := range refs {
+				s, _ := strconv.Atoi(m[1])
+				t, _ := strconv.Atoi(m[2])
+				id := fmt.Sprintf("D%d:%d", s, t)
+				if turnIDs[id] {
+					gold[id] = true
+				} else {
+					rep.Unmatched++
 				}
 			}
-			if len(gold) == 0 {
-				continue
-			}
-			start := time.Now()
-			rec, err := svc.Recall.Recall(tctx, engram.RecallRequest{Query: qa.Question, TokenBudget: opt.Budget})
-			if err != nil {
-				return nil, fmt.Errorf("locomo %s recall %q: %w", conv.SampleID, qa.Question, err)
-			}
-			ms := float64(time.Since(start).Microseconds()) / 1000
-			items := append([]engram.RecallItem(nil), rec.Items...)
-			sort.SliceStable(items, func(i, j int) bool { return items[i].Score > items[j].Score })
-			ranked := make([]string, len(items))
-			for i, it := range items {
-				ranked[i] = byMemory[it.ID]
-			}
-			rep.Overall.add(ranked, gold, ms)
-			if rep.ByCategory[qa.Category] == nil {
-				rep.ByCategory[qa.Category] = newResult()
-			}
-			rep.ByCategory[qa.Category].add(ranked, gold, ms)
-			rep.Questions++
+		}
+		if len(gold) > 0 {
+			out = append(out, locomoQuestion{text: qa.Question, category: qa.Category, gold: gold})
 		}
 	}
+	return out
+}
+
+// ask recalls q and returns the dia_ids ranked by score, the recall and
+// its latency in milliseconds.
+func ask(ctx context.Context, svc Services, q string, budget int, byMemory map[string]string) ([]string, *engram.Recall, float64, error) {
+	start := time.Now()
+	rec, err := svc.Recall.Recall(ctx, engram.RecallRequest{Query: q, TokenBudget: budget})
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("recall %q: %w", q, err)
+	}
+	ms := float64(time.Since(start).Microseconds()) / 1000
+	items := append([]engram.RecallItem(nil), rec.Items...)
+	sort.SliceStable(items, func(i, j int) bool { return items[i].Score > items[j].Score })
+	ranked := make([]string, len(items))
+	for i, it := range items {
+		ranked[i] = byMemory[it.ID]
+	}
+	return ranked, rec, ms, nil
+}
+
+func (rep *LoCoMoReport) record(q locomoQuestion, ranked []string, ms float64) {
+	rep.Overall.add(ranked, q.gold, ms)
+	if rep.ByCategory[q.category] == nil {
+		rep.ByCategory[q.category] = newResult()
+	}
+	rep.ByCategory[q.category].add(ranked, q.gold, ms)
+	rep.Questions++
+}
+
+func (rep *LoCoMoReport) finish() {
 	rep.Overall.finish()
 	for _, r := range rep.ByCategory {
 		r.finish()
 	}
+}
+
+func newReport() *LoCoMoReport {
+	return &LoCoMoReport{Overall: newResult(), ByCategory: map[int]*LoCoMoResult{}}
+}
+
+// RunLoCoMo stores every dialog turn of every conversation as a memory
+// (one tenant per conversation), then asks every category 1–4 question
+// that has evidence as a recall, and measures where the evidence turns
+// rank. Scoring follows ../shared/bench/locomo/BASELINE.md exactly
+// (macro-averaged evidence recall@k, hit@k, MRR@20; evidence ids
+// normalised the same way), so the figures compare with its BM25 row.
+func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoReport, error) {
+	convs, err := loadLoCoMo(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	rep := newReport()
+	for _, conv := range convs {
+		tctx, byMemory, err := rep.ingest(ctx, svc, conv, "locomo-")
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range rep.questions(conv, byMemory) {
+			ranked, _, ms, err := ask(tctx, svc, q.text, opt.Budget, byMemory)
+			if err != nil {
+				return nil, err
+			}
+			rep.record(q, ranked, ms)
+		}
+	}
+	rep.finish()
 	return rep, nil
+}
+
+// ingest stores a conversation in a fresh tenant named prefix+sample id.
+func (rep *LoCoMoReport) ingest(ctx context.Context, svc Services, conv locomoConversation, prefix string) (context.Context, map[string]string, error) {
+	tctx, err := tenantCtx(ctx, svc.Auth, prefix+strings.ToLower(conv.SampleID))
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	byMemory, err := ingestConversation(tctx, svc, conv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("locomo %s: %w", conv.SampleID, err)
+	}
+	rep.IngestSecs += time.Since(start).Seconds()
+	rep.Turns += len(byMemory)
+	return tctx, byMemory, nil
 }
 
 // ingestConversation stores the turns and returns memory id → dia_id.

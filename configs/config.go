@@ -197,7 +197,7 @@ func Default() Config {
 		},
 		Tokens: TokensConfig{Encoding: "cl100k_base"},
 		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
-		Feedback: FeedbackConfig{ConfidenceStep: 0.1, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
+		Feedback: FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
 			RaterWindow: 24 * time.Hour, MaxTextChars: 65536},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
 		Scoring: ScoringConfig{
@@ -205,7 +205,7 @@ func Default() Config {
 			P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0,
 			P1Growth: 2.0, P2Growth: 1.5, P3Growth: 1.3,
 			Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500,
-			PriorUp: 1, PriorDown: 1, RevisionFactor: 0.5,
+			PriorUp: 10, PriorDown: 10, RevisionFactor: 0.5,
 		},
 	}
 }

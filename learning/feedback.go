@@ -29,7 +29,7 @@ func NewFeedbackConfig(c configs.FeedbackConfig) FeedbackConfig {
 
 // DefaultFeedbackConfig returns the defaults that configs/engram.yaml lists.
 func DefaultFeedbackConfig() FeedbackConfig {
-	return FeedbackConfig{ConfidenceStep: 0.1, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
+	return FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
 		RaterWindow: 24 * time.Hour, MaxTextChars: 65536}
 }
 
@@ -136,22 +136,58 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	})
 }
 
-// credit moves one memory by a signal s in [-1, 1] (DESIGN §4): a vote
-// up or down; the reward as a moving average of signals; confidence a
-// step towards 1 (positive) or 0 (negative), scaled by |s|; stability
-// grown or shrunk by the scorer's rules; needs_revision set once down
-// votes lead by the threshold (cleared only by a person, with PATCH).
-func (f *Feedback) credit(m *engram.Memory, s float64) {
+// credit moves one memory by a signal s in [-1, 1] with weight w, its
+// share of the answer (DESIGN §4): confidence a step towards 1 (positive)
+// or 0 (negative) and the reward's moving average, both scaled by w. A
+// memory that carried at least half the weight also counts a vote up or
+// down (the reward factor's evidence) and has its stability grown or
+// shrunk, and, when positive, learns the recall's query (see
+// engram.Memory.Learned); needs_revision is set once down votes lead by
+// the threshold (and cleared only by a person, with PATCH).
+func (f *Feedback) credit(m *engram.Memory, s, w float64, query string) {
 	if s > 0 {
-		m.UpCount++
-		m.Confidence += f.cfg.ConfidenceStep * s * (1 - m.Confidence)
+		m.Confidence += f.cfg.ConfidenceStep * s * w * (1 - m.Confidence)
 	} else {
-		m.DownCount++
-		m.Confidence += f.cfg.ConfidenceStep * s * m.Confidence
+		m.Confidence += f.cfg.ConfidenceStep * s * w * m.Confidence
 	}
-	m.Reward += f.cfg.RewardRate * (s - m.Reward)
-	m.Stability = f.scorer.Reinforce(m.Priority, m.Stability, s > 0)
+	m.Reward += f.cfg.RewardRate * w * (s - m.Reward)
+	if w >= 0.5 {
+		if s > 0 {
+			m.UpCount++
+		} else {
+			m.DownCount++
+		}
+		m.Stability = f.scorer.Reinforce(m.Priority, m.Stability, s > 0)
+		if s > 0 && query != "" {
+			m.Learned = learn(m.Learned, query)
+		}
+	}
 	if m.DownCount-m.UpCount >= f.cfg.RevisionThreshold {
 		m.NeedsRevision = true
 	}
+}
+
+// maxLearnedChars bounds Memory.Learned; the oldest queries go first.
+const maxLearnedChars = 2000
+
+// learn appends query to learned once, keeping the newest queries within
+// maxLearnedChars.
+func learn(learned, query string) string {
+	query = strings.Join(strings.Fields(query), " ")
+	var qs []string
+	for _, q := range strings.Split(learned, "\n") {
+		if q != "" && q != query {
+			qs = append(qs, q)
+		}
+	}
+	qs = append(qs, query)
+	for len(qs) > 1 && len(strings.Join(qs, "\n")) > maxLearnedChars {
+		qs = qs[1:]
+	}
+	out := strings.Join(qs, "\n")
+	if len(out) > maxLearnedChars { // one query longer than the bound
+		r := []rune(out)
+		out = string(r[:min(len(r), maxLearnedChars/4)])
+	}
+	return out
 }

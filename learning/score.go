@@ -45,7 +45,8 @@ type ScoreConfig struct {
 // DefaultScoreConfig returns the constants of DESIGN §3: S of never, 365,
 // 90 and 14 days for P0–P3, floors 1, 0.3, 0.1 and 0, growth ×2, ×1.5 and
 // ×1.3 per positive use, ×0.5 per negative use down to 1 day, S capped at
-// 100 years, a uniform Beta(1, 1) prior and needs_revision halving the score.
+// 100 years, a Beta(10, 10) prior (one vote moves the reward factor by
+// about 2%: it takes a record, not a thumb, to move a memory) and needs_revision halving the score.
 func DefaultScoreConfig() ScoreConfig {
 	return ScoreConfig{
 		Decay: map[engram.Priority]Decay{
@@ -57,8 +58,8 @@ func DefaultScoreConfig() ScoreConfig {
 		Shrink:         0.5,
 		MinStability:   1,
 		MaxStability:   36500,
-		PriorUp:        1,
-		PriorDown:      1,
+		PriorUp:        10,
+		PriorDown:      10,
 		RevisionFactor: 0.5,
 	}
 }

@@ -90,8 +90,9 @@ func TestScore(t *testing.T) {
 			m: engram.Memory{Priority: engram.P3, Confidence: 1, UpCount: 3, DownCount: 1,
 				UpdatedAt: daysAgo(400), LastAccessedAt: &accessed},
 			rel: 0.5,
-			want: engram.ScoreBreakdown{Relevance: 0.5, Reward: 4.0 / 6, Confidence: 1, Retention: math.Exp(-1), Revision: 1,
-				AgeDays: 14, Stability: 14, Score: 0.5 * 4.0 / 6 * math.Exp(-1)},
+			want: engram.ScoreBreakdown{Relevance: 0.5, Reward: 13.0 / 24, // Beta(10, 10): (3+10)/(4+20)
+				Confidence: 1, Retention: math.Exp(-1), Revision: 1,
+				AgeDays: 14, Stability: 14, Score: 0.5 * 13.0 / 24 * math.Exp(-1)},
 		},
 		{
 			name: "P1 floor",

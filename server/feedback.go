@@ -155,7 +155,8 @@ func (s *Server) handlePairs(c *gin.Context) {
 	}
 	if v, ok := c.GetQuery("min_margin"); ok {
 		m, err := strconv.ParseFloat(v, 64)
-		if err != nil || m < 0 || m > 2 {
+		if err != nil || !(m >= 0 && m <= 2) { // NaN fails both
+
 			writeError(c, engram.Errorf(engram.EINVALID, "min_margin must be a number from 0 to 2"))
 			return
 		}

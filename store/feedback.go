@@ -108,12 +108,16 @@ func groupKey(in *engram.Interaction) string {
 	if in.TurnID != "" {
 		return "turn:" + in.SessionID + "\x1f" + in.TurnID
 	}
-	prompt := in.Prompt
+	prompt := strings.Join(strings.Fields(in.Prompt), " ")
 	if len(in.Messages) > 0 {
-		b, _ := json.Marshal(in.Messages)
+		folded := make([]engram.Message, len(in.Messages))
+		for i, m := range in.Messages {
+			folded[i] = engram.Message{Role: m.Role, Content: strings.Join(strings.Fields(m.Content), " ")}
+		}
+		b, _ := json.Marshal(folded)
 		prompt = string(b)
 	}
-	sum := sha256.Sum256([]byte(strings.Join(strings.Fields(prompt), " ")))
+	sum := sha256.Sum256([]byte(prompt))
 	return "prompt:" + in.SessionID + "\x1f" + hex.EncodeToString(sum[:16])
 }
 
@@ -170,10 +174,31 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	return refs
 }
 
+// creditWeights returns each injected memory's share of a feedback on
+// this recall: its score over the best score, so the memory that drove
+// the answer takes the full signal and a marginal one a fraction.
+func (r *recallRow) creditWeights() map[string]float64 {
+	var items []recallItemRef
+	_ = json.Unmarshal([]byte(r.Items), &items)
+	top := 0.0
+	for _, it := range items {
+		top = math.Max(top, it.Score)
+	}
+	w := make(map[string]float64, len(items))
+	for _, it := range items {
+		if top > 0 {
+			w[it.ID] = it.Score / top
+		}
+	}
+	return w
+}
+
 // FeedbackRules are the learning policy SubmitFeedback applies.
 type FeedbackRules struct {
-	// Credit moves a memory by one feedback's signal (non-zero).
-	Credit func(m *engram.Memory, signal float64)
+	// Credit moves a memory by one feedback's signal (non-zero), scaled
+	// by weight in (0, 1]: the memory's share of the answer; query is the
+	// recall's query ("" for feedback on a memory itself).
+	Credit func(m *engram.Memory, signal, weight float64, query string)
 	// RaterCap is how many feedbacks of one rater may move one memory
 	// within RaterWindow; later ones are recorded but not applied.
 	RaterCap    int
@@ -230,7 +255,8 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		Correction: in.Correction, Rater: in.Rater, IdempotencyKey: in.IdempotencyKey, CreatedAt: now}
 
 	var inter *interactionRow
-	var targets []string
+	var query string
+	weights := map[string]float64{}
 	switch {
 	case in.InteractionID != "":
 		var rows []interactionRow
@@ -247,23 +273,25 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			if err != nil {
 				return nil, err
 			}
-			for _, r := range rec.memoryRefs() {
-				targets = append(targets, r.ID)
-			}
+			weights, query = rec.creditWeights(), rec.Query
 		}
 	case in.RecallID != "":
 		rec, err := db.findRecall(tx, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rec.memoryRefs() {
-			targets = append(targets, r.ID)
-		}
+		weights, query = rec.creditWeights(), rec.Query
 	default:
 		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
 			return nil, err
 		}
-		targets = []string{in.MemoryID}
+		weights[in.MemoryID] = 1
+	}
+	targets := make([]string, 0, len(weights))
+	for id, w := range weights {
+		if w > 0 {
+			targets = append(targets, id)
+		}
 	}
 	if err := tx.Create(&fb).Error; err != nil {
 		return nil, fmt.Errorf("store: save feedback: %w", err)
@@ -274,7 +302,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		// lock the same memories in the same order.
 		sort.Strings(targets)
 		for _, id := range targets {
-			cm, err := db.credit(ctx, tx, tenant, fb, id, rules)
+			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, rules)
 			if err != nil {
 				return nil, err
 			}
@@ -299,18 +327,21 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 
 // credit applies one feedback to one memory unless the rater's cap for
 // it is reached; a tombstoned memory is skipped (nil).
-func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, rules FeedbackRules) (*engram.CreditedMemory, error) {
-	var used int64
-	if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
-		tenant, id, fb.Rater, fb.CreatedAt.Add(-rules.RaterWindow)).Count(&used).Error; err != nil {
-		return nil, fmt.Errorf("store: rater credits: %w", err)
-	}
-	capped := used >= int64(rules.RaterCap)
-	m, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, weight float64, query string, rules FeedbackRules) (*engram.CreditedMemory, error) {
+	var capped bool
+	m, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
+		// Counted under the memory's row lock (mutateTx), so concurrent
+		// votes of one rater see each other and the cap holds.
+		var used int64
+		if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
+			tenant, id, fb.Rater, fb.CreatedAt.Add(-rules.RaterWindow)).Count(&used).Error; err != nil {
+			return false, fmt.Errorf("store: rater credits: %w", err)
+		}
+		capped = used >= int64(rules.RaterCap)
 		if !m.Valid || capped {
 			return false, nil
 		}
-		rules.Credit(m, fb.Signal)
+		rules.Credit(m, fb.Signal, weight, query)
 		return true, nil
 	})
 	switch {
@@ -325,7 +356,7 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 		Applied: !capped, CreatedAt: fb.CreatedAt}).Error; err != nil {
 		return nil, fmt.Errorf("store: save credit: %w", err)
 	}
-	return &engram.CreditedMemory{ID: m.ID, Version: m.Version, Reward: m.Reward, Confidence: m.Confidence, Stability: m.Stability,
+	return &engram.CreditedMemory{ID: m.ID, Version: m.Version, Weight: weight, Reward: m.Reward, Confidence: m.Confidence, Stability: m.Stability,
 		NeedsRevision: m.NeedsRevision, UpCount: m.UpCount, DownCount: m.DownCount, Capped: capped}, nil
 }
 
@@ -340,6 +371,14 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 	kind := "thumb"
 	if fb.Rating != 0 {
 		kind = "rating"
+	}
+	// Lock the whole regeneration group, in one order, before reading it:
+	// two answers judged at once must see each other, or neither would
+	// make their pair.
+	var locked []int64
+	if err := db.dialect.forUpdate(tx.Model(&interactionRow{})).Where("tenant_id = ? AND group_key = ?", tenant, inter.GroupKey).
+		Order("seq").Pluck("seq", &locked).Error; err != nil {
+		return nil, fmt.Errorf("store: lock regenerations: %w", err)
 	}
 	if err := tx.Model(&interactionRow{}).Where("seq = ?", inter.Seq).
 		Updates(map[string]any{"last_signal": fb.Signal, "last_kind": kind, "last_feedback_id": fb.ID}).Error; err != nil {
@@ -376,7 +415,8 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 		return nil
 	}
 	if fb.Correction != "" && fb.Correction != inter.Response {
-		if err := add(&pairRow{Kind: engram.PairCorrection, DedupeKey: "correction:" + fb.ID, Chosen: fb.Correction,
+		sum := sha256.Sum256([]byte(fb.Correction))
+		if err := add(&pairRow{Kind: engram.PairCorrection, DedupeKey: "correction:" + inter.ID + ":" + hex.EncodeToString(sum[:16]), Chosen: fb.Correction,
 			Rejected: inter.Response, Margin: 1 - math.Min(fb.Signal, 0), RejectedInteractionID: inter.ID,
 			FeedbackIDs: mustJSON([]string{fb.ID}), ChosenMemories: mustJSON(mine), RejectedMemories: mustJSON(mine)}); err != nil {
 			return nil, err

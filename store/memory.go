@@ -41,6 +41,7 @@ type memoryRow struct {
 	Data              *string
 	Summary           string
 	Context           string
+	Learned           string
 	Importance        float64
 	Priority          string
 	Confidence        float64
@@ -70,7 +71,7 @@ func (memoryRow) TableName() string { return "memories" }
 
 // memoryColumns are the memories columns a full update writes.
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
-	"summary", "context", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
+	"summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
 	"archived", "expires_at", "updated_at", "version", "search_body", "search_meta"}
 
@@ -108,7 +109,7 @@ func (eventRow) TableName() string { return "memory_events" }
 func (r *memoryRow) toMemory() *engram.Memory {
 	m := &engram.Memory{
 		ID: r.ID, AgentID: r.AgentID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
-		Content: r.Content, Summary: r.Summary, Context: r.Context, Importance: r.Importance, Priority: engram.Priority(r.Priority),
+		Content: r.Content, Summary: r.Summary, Context: r.Context, Learned: r.Learned, Importance: r.Importance, Priority: engram.Priority(r.Priority),
 		Confidence: r.Confidence, Reward: r.Reward, UpCount: r.UpCount, DownCount: r.DownCount,
 		NeedsRevision: r.NeedsRevision, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
 		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
@@ -140,7 +141,7 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	}
 	tags, _ := json.Marshal(m.Tags)
 	r.Tags = string(tags)
-	r.Content, r.Summary, r.Context = m.Content, m.Summary, m.Context
+	r.Content, r.Summary, r.Context, r.Learned = m.Content, m.Summary, m.Context, m.Learned
 	r.Data, r.Source = rawPtr(m.Data), rawPtr(m.Source)
 	r.Importance, r.Priority, r.Confidence, r.Reward = m.Importance, string(m.Priority), m.Confidence, m.Reward
 	r.UpCount, r.DownCount, r.NeedsRevision = m.UpCount, m.DownCount, m.NeedsRevision

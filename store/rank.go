@@ -25,6 +25,10 @@ const (
 	// from) this many times: it says what the memory answers, not what it
 	// is.
 	contextWeight = 0.5
+	// learnedWeight counts a term of a query the memory answered well
+	// (Memory.Learned): evidence from feedback, weaker than the memory's
+	// own words.
+	learnedWeight = 0.3
 	// maxPostings bounds the postings one search reads. The rarest terms
 	// are read first; a term so common that it would pass the bound adds
 	// little (its IDF is small) and is left out.
@@ -52,6 +56,10 @@ func rankTerms(m *engram.Memory) (map[string]float64, float64) {
 	for _, t := range analysis.Terms(m.Context) {
 		tf[t] += contextWeight
 		dl += contextWeight
+	}
+	for _, t := range analysis.QueryTerms(m.Learned) {
+		tf[t] += learnedWeight
+		dl += learnedWeight
 	}
 	for _, t := range analysis.Terms(strings.Join(m.Tags, " ") + " " + m.Key + " " + m.Subcategory + " " + m.Type) {
 		tf[t] += metaWeight

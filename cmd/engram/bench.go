@@ -30,6 +30,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	feedback := fs.Bool("feedback", false, "locomo: measure the learning effect of thumbs (clean, then poisoned)")
+	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
+	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -59,11 +62,26 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
-	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router}
+	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router,
+		Feedback: services.Feedback}
 	switch verb {
 	case "locomo":
 		if *data == "" {
 			return errors.New("bench locomo: --data locomo10.json is required")
+		}
+		if *feedback {
+			opt := bench.FeedbackOptions{Path: *data, FeedbackBudget: *feedbackBudget, EvalBudget: *budget, Seed: 1}
+			clean, err := bench.RunLoCoMoFeedback(ctx, svc, opt, "clean-")
+			if err != nil {
+				return err
+			}
+			opt.Poison = *poison
+			poisoned, err := bench.RunLoCoMoFeedback(ctx, svc, opt, "poisoned-")
+			if err != nil {
+				return err
+			}
+			bench.PrintFeedback(stdout, clean, poisoned, *poison)
+			return nil
 		}
 		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget})
 		if err != nil {
