@@ -151,6 +151,9 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 //   - _txlock=immediate on the writer: a write transaction takes the lock
 //     at BEGIN, so it cannot fail half-way when upgrading a read lock.
 //   - the readers are query_only, so a bug cannot write around the writer.
+//   - cache_size=-32768: a 32 MiB page cache per connection (SQLite's
+//     default is 2 MiB), so a recall's postings and rows are read from
+//     memory rather than through the OS on every query.
 func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	path := o.DSN
 	if path == "" {
@@ -173,6 +176,7 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	params.Set("_synchronous", "NORMAL")
 	params.Set("_busy_timeout", fmt.Sprint(o.BusyTimeout.Milliseconds()))
 	params.Set("_foreign_keys", "on")
+	params.Set("_cache_size", "-32768")
 	writer := "file:" + path + "?" + params.Encode() + "&_txlock=immediate"
 	reader := "file:" + path + "?" + params.Encode() + "&_query_only=true"
 	if db.w, err = gorm.Open(sqlite.Open(writer), gcfg); err != nil {

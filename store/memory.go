@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
@@ -81,16 +82,43 @@ var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_
 	memoryColumns[:len(memoryColumns)-2]...)
 
 // leanColumns leave out data and source too: recall ranks and injects
-// text, and a memory's free JSON can be large.
-var leanColumns = func() []string {
-	var out []string
-	for _, c := range readColumns {
-		if c != "data" && c != "source" {
-			out = append(out, c)
-		}
+// text, and a memory's free JSON can be large. findLean scans them by
+// hand, in this order: gorm's reflective scan cost recall more than the
+// query itself.
+var leanColumns = []string{"seq", "id", "tenant_id", "agent_id", "key", "category", "subcategory", "type", "tags",
+	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
+	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
+	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
+	"access_count", "version"}
+
+// findLean runs q (a memories query) for leanColumns.
+func findLean(q *gorm.DB) ([]memoryRow, error) {
+	rows, err := q.Model(&memoryRow{}).Select(leanColumns).Rows()
+	if err != nil {
+		return nil, err
 	}
-	return out
-}()
+	defer rows.Close()
+	var out []memoryRow
+	for rows.Next() {
+		var r memoryRow
+		var expires, accessed sql.NullTime
+		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.AgentID, &r.Key, &r.Category, &r.Subcategory, &r.Type, &r.Tags,
+			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
+			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
+			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
+			&r.AccessCount, &r.Version); err != nil {
+			return nil, err
+		}
+		if expires.Valid {
+			r.ExpiresAt = &expires.Time
+		}
+		if accessed.Valid {
+			r.LastAccessedAt = &accessed.Time
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
 
 type eventRow struct {
 	ID        int64 `gorm:"primaryKey;autoIncrement"`

@@ -419,8 +419,8 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engr
 		for _, c := range cands[start:end] {
 			seqs = append(seqs, c.seq)
 		}
-		var rows []memoryRow
-		if err := g.Select(leanColumns).Where("tenant_id = ? AND seq IN ?", tenant, seqs).Find(&rows).Error; err != nil {
+		rows, err := findLean(g.Where("tenant_id = ? AND seq IN ?", tenant, seqs))
+		if err != nil {
 			return nil, fmt.Errorf("store: search rows: %w", err)
 		}
 		bySeq := make(map[int64]*memoryRow, len(rows))

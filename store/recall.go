@@ -74,10 +74,10 @@ func (db *DB) PinnedMemories(ctx context.Context, agentID string, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
-	var rows []memoryRow
-	if err := db.r.WithContext(ctx).Select(leanColumns).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
+	rows, err := findLean(db.r.WithContext(ctx).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
 		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, string(engram.P0), db.now().UTC(), agentID).
-		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
+		Order("seq DESC").Limit(limit))
+	if err != nil {
 		return nil, fmt.Errorf("store: pinned memories: %w", err)
 	}
 	out := make([]*engram.Memory, len(rows))

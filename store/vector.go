@@ -69,8 +69,8 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	for i, c := range cands {
 		seqs[i] = c.seq
 	}
-	var mrows []memoryRow
-	if err := db.r.WithContext(ctx).Select(leanColumns).Where("tenant_id = ? AND seq IN ?", tenant, seqs).Find(&mrows).Error; err != nil {
+	mrows, err := findLean(db.r.WithContext(ctx).Where("tenant_id = ? AND seq IN ?", tenant, seqs))
+	if err != nil {
 		return nil, fmt.Errorf("store: vector rows: %w", err)
 	}
 	now := db.now()
