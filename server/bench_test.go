@@ -9,11 +9,52 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store/storetest"
 )
+
+// feedbackBenchServer serves the full service (recall and feedback) on a
+// store with 200 memories and returns its URL, a key and a recall id
+// whose injected memories the feedback is credited to.
+func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
+	b.Helper()
+	db := storetest.Open(b, engine)
+	ctx := context.Background()
+	if _, err := db.EnsureTenant(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	_, key, err := db.CreateAPIKey(ctx, "bench", "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := configs.Default()
+	routes := router.NewService(router.New(router.DefaultConfig()), db)
+	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
+	lim := cfg.Limits
+	srv, err := server.New(server.Config{Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes,
+		Recall:   learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(b), learning.NewRecallConfig(cfg.Recall), time.Now),
+		Feedback: learning.NewFeedback(db, scorer, learning.NewFeedbackConfig(cfg.Feedback)),
+		Limits:   server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	b.Cleanup(ts.Close)
+	seed(b, ts.URL, key, 200)
+	var rec struct {
+		RecallID string `json:"recall_id"`
+	}
+	out := benchDo(b, "POST", ts.URL+"/v1/recall", key, []byte(`{"query":"meeting importer friday 咖啡","token_budget":300}`), http.StatusOK)
+	if err := json.Unmarshal(out, &rec); err != nil {
+		b.Fatal(err)
+	}
+	return ts.URL, key, rec.RecallID
+}
 
 // benchServer serves a fresh store of engine over real loopback HTTP and
 // returns its URL and an API key.
@@ -151,6 +192,27 @@ func BenchmarkHTTPList(b *testing.B) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// BenchmarkHTTPFeedback posts thumbs on a recall over loopback HTTP, each
+// from its own rater so that every one is credited to the memories the
+// recall injected.
+func BenchmarkHTTPFeedback(b *testing.B) {
+	for _, engine := range storetest.Engines() {
+		b.Run(engine, func(b *testing.B) {
+			url, key, recallID := feedbackBenchServer(b, engine)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				thumb := "up"
+				if i%3 == 0 {
+					thumb = "down"
+				}
+				body := fmt.Sprintf(`{"recall_id":%q,"thumb":%q,"rater":"r%d"}`, recallID, thumb, i)
+				benchDo(b, "POST", url+"/v1/feedback", key, []byte(body), http.StatusCreated)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "feedback/s")
 		})
 	}
 }

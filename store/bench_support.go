@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// InsertSyntheticPairs stores n generated preference pairs for the tenant
+// in ctx, a thousand per statement. It exists for the export benchmark,
+// which needs a million pairs without a million feedback round trips.
+func InsertSyntheticPairs(ctx context.Context, db *DB, n int) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	now := db.now().UTC()
+	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		const per = 1000
+		for start := 0; start < n; start += per {
+			rows := make([]pairRow, 0, per)
+			for i := start; i < min(start+per, n); i++ {
+				rows = append(rows, pairRow{ID: fmt.Sprintf("pair_synthetic%09d", i), TenantID: tenant, Kind: "regeneration",
+					DedupeKey: fmt.Sprint("synthetic:", i), Prompt: fmt.Sprintf("Question %d: 明天早上喝什么咖啡？", i),
+					Chosen: "A flat white, no sugar, as you asked last week.", Rejected: "An espresso with two sugars.",
+					Margin: 2, Category: "preference", ChosenInteractionID: "int_a", RejectedInteractionID: "int_b",
+					FeedbackIDs: `["fb_a","fb_b"]`, ChosenMemories: `[{"id":"mem_a","version":3}]`, RejectedMemories: `[]`,
+					CreatedAt: now.Add(time.Duration(i) * time.Microsecond)})
+			}
+			if err := tx.CreateInBatches(rows, 100).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
