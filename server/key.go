@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -57,17 +56,11 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+	respondMemory(c)(s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
 		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
 		ExpiresAt: expires, ExpectVersion: expect,
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	}))
 }
 
 func (s *Server) handleGetKey(c *gin.Context) {
@@ -76,13 +69,7 @@ func (s *Server) handleGetKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.FindMemoryByKey(c.Request.Context(), key)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	respondMemory(c)(s.cfg.Memories.FindMemoryByKey(c.Request.Context(), key))
 }
 
 // handleDeleteKey is set_memory(key, null) for clients that prefer the
@@ -98,13 +85,7 @@ func (s *Server) handleDeleteKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+	respondMemory(c)(s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
 		Key: key, Content: json.RawMessage("null"), Source: json.RawMessage(`"api:delete"`), ExpectVersion: expect,
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	}))
 }

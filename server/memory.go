@@ -200,13 +200,7 @@ func boolParam(c *gin.Context, name string) (*bool, error) {
 }
 
 func (s *Server) handleGetMemory(c *gin.Context) {
-	m, err := s.cfg.Memories.FindMemoryByID(c.Request.Context(), memoryID(c))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	respondMemory(c)(s.cfg.Memories.FindMemoryByID(c.Request.Context(), memoryID(c)))
 }
 
 // patchMemoryRequest is the body of PATCH /v1/memories/{id}: absent
@@ -272,13 +266,7 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 		}
 		u.ClearExpiry = u.ExpiresAt == nil
 	}
-	m, err := s.cfg.Memories.UpdateMemory(c.Request.Context(), memoryID(c), u)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	respondMemory(c)(s.cfg.Memories.UpdateMemory(c.Request.Context(), memoryID(c), u))
 }
 
 func (s *Server) handleDeleteMemory(c *gin.Context) {
@@ -287,13 +275,7 @@ func (s *Server) handleDeleteMemory(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.DeleteMemory(c.Request.Context(), memoryID(c), expect)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	respondMemory(c)(s.cfg.Memories.DeleteMemory(c.Request.Context(), memoryID(c), expect))
 }
 
 func (s *Server) handleMemoryHistory(c *gin.Context) {
@@ -320,13 +302,7 @@ func (s *Server) handleRollbackMemory(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	m, err := s.cfg.Memories.RollbackMemory(c.Request.Context(), memoryID(c), req.Version, expect)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	setETag(c, m.Version)
-	c.JSON(http.StatusOK, m)
+	respondMemory(c)(s.cfg.Memories.RollbackMemory(c.Request.Context(), memoryID(c), req.Version, expect))
 }
 
 // memoryID is the :id path parameter. An id that could not have been
@@ -338,4 +314,18 @@ func memoryID(c *gin.Context) string {
 		return "mem_invalid"
 	}
 	return id
+}
+
+// respondMemory returns a function that answers a request with a memory
+// and its ETag, or with the error; it takes a service call's results
+// directly: respondMemory(c)(s.cfg.Memories.FindMemoryByID(ctx, id)).
+func respondMemory(c *gin.Context) func(*engram.Memory, error) {
+	return func(m *engram.Memory, err error) {
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		setETag(c, m.Version)
+		c.JSON(http.StatusOK, m)
+	}
 }
