@@ -94,9 +94,10 @@ func (f *Feedback) CreateInteraction(ctx context.Context, in *engram.Interaction
 	return f.FeedbackStore.CreateInteraction(ctx, in)
 }
 
-// SubmitFeedback validates one feedback and applies it. The rater
-// defaults to the API key that sent it, so one client's votes are capped
-// together unless it names its raters.
+// SubmitFeedback validates one feedback and applies it. The rater is
+// scoped by the API key that sent it ("<key id>/<rater>"), so one client's
+// votes are capped together unless it names its raters, and no client can
+// spend another's allowance.
 func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) (*engram.FeedbackResult, error) {
 	targets := 0
 	for _, t := range []string{in.InteractionID, in.RecallID, in.MemoryID} {
@@ -128,9 +129,10 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 			return nil, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
 		}
 	}
-	if in.Rater == "" {
-		in.Rater = "key:" + engram.ActorFromContext(ctx).KeyID
-	}
+	// The cap counts per API key and rater: a client that invents a new
+	// rater name per vote still moves a memory at most RaterCap times per
+	// rater it names, and every name it uses is recorded as its own.
+	in.Rater = engram.ActorFromContext(ctx).KeyID + "/" + in.Rater
 	return f.FeedbackStore.SubmitFeedback(ctx, in, store.FeedbackRules{
 		Credit: f.credit, RaterCap: f.cfg.RaterCap, RaterWindow: f.cfg.RaterWindow,
 	})

@@ -41,6 +41,10 @@ func DefaultRecallConfig() RecallConfig {
 	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8}
 }
 
+// maxRecallTags bounds the tags of one recall (each is compared with
+// every candidate's tags).
+const maxRecallTags = 32
+
 // Header starts every rendered context.
 const Header = "[Agent Memory]"
 
@@ -95,6 +99,17 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	}
 	if err := r.checkBudget("token_budget", req.TokenBudget); err != nil {
 		return nil, err
+	}
+	if len(req.Tags) > maxRecallTags {
+		return nil, engram.Errorf(engram.EINVALID, "at most %d tags", maxRecallTags)
+	}
+	for _, t := range req.Tags {
+		if len(t) > 256 {
+			return nil, engram.Errorf(engram.EINVALID, "a tag must be at most 256 bytes")
+		}
+	}
+	if len(req.AgentID) > 256 || len(req.SessionID) > 256 {
+		return nil, engram.Errorf(engram.EINVALID, "agent_id and session_id must be at most 256 bytes")
 	}
 	var degrade []string
 	if utf8.RuneCountInString(query) > r.cfg.MaxQueryChars {

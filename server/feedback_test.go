@@ -586,8 +586,10 @@ func TestFeedbackRaterCapHTTP(t *testing.T) {
 		if c := vote(key2); c.Capped || c.UpCount != 4 {
 			t.Errorf("key 2's first vote: %+v, want applied", c)
 		}
-		if c := vote(key2, "rater", "key:"+keyID); !c.Capped {
-			t.Errorf("key 2 voting as key:%s: %+v, want capped with key 1's votes", keyID, c)
+		// Raters are scoped by the API key: key 2 naming key 1's rater
+		// neither spends nor shares key 1's allowance.
+		if c := vote(key2, "rater", keyID+"/"); c.Capped || c.UpCount != 5 {
+			t.Errorf("key 2 voting under key 1's rater name: %+v, want applied", c)
 		}
 	})
 }

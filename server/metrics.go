@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -68,7 +69,17 @@ func (m *metrics) handler() http.Handler {
 
 var memoriesDesc = prometheus.NewDesc("engram_memories", "L2 memories by state (active, archived, tombstoned).", []string{"state"}, nil)
 
-type memoryCollector struct{ svc engram.MemoryService }
+// memoryCollector counts memories at most every memoryCountTTL: /metrics
+// needs no key, and each count scans the table, so scrapes must not be a
+// way to keep the database busy.
+type memoryCollector struct {
+	svc    engram.MemoryService
+	mu     sync.Mutex
+	at     time.Time
+	counts map[string]int64
+}
+
+const memoryCountTTL = 15 * time.Second
 
 func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) { ch <- memoriesDesc }
 
@@ -76,13 +87,19 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	if c.svc == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	counts, err := c.svc.CountMemories(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(memoriesDesc, err)
-		return
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil || time.Since(c.at) > memoryCountTTL {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		counts, err := c.svc.CountMemories(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(memoriesDesc, err)
+			return
+		}
+		c.counts, c.at = counts, time.Now()
 	}
+	counts := c.counts
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(memoriesDesc, prometheus.GaugeValue, float64(n), state)
 	}

@@ -21,6 +21,9 @@ type dialect interface {
 	// lockMigrations serialises migrations across processes.
 	lockMigrations(tx *gorm.DB) error
 	isUniqueViolation(err error) bool
+	// isTransient reports a deadlock or serialization failure: the
+	// transaction was rolled back whole and can simply run again.
+	isTransient(err error) bool
 	// forUpdate makes a read inside a transaction lock the rows it reads
 	// until commit, so that concurrent read-modify-write cycles queue.
 	forUpdate(g *gorm.DB) *gorm.DB
@@ -58,6 +61,10 @@ func (sqliteDialect) lockMigrations(*gorm.DB) error { return nil }
 // forUpdate: SQLite has a single writer; the transaction already excludes
 // every other writer.
 func (sqliteDialect) forUpdate(g *gorm.DB) *gorm.DB { return g }
+
+// isTransient: SQLite's single writer cannot deadlock; lock waits end in
+// busy_timeout errors, which are not worth an automatic retry.
+func (sqliteDialect) isTransient(error) bool { return false }
 
 func (sqliteDialect) isUniqueViolation(err error) bool {
 	var e sqlite3.Error
@@ -106,6 +113,11 @@ func (postgresDialect) lockMigrations(tx *gorm.DB) error {
 
 func (postgresDialect) forUpdate(g *gorm.DB) *gorm.DB {
 	return g.Clauses(clause.Locking{Strength: "UPDATE"})
+}
+
+func (postgresDialect) isTransient(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 }
 
 func (postgresDialect) isUniqueViolation(err error) bool {

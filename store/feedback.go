@@ -226,7 +226,7 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules
 		switch {
 		case err == nil:
 			return res, nil
-		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err)) && attempt < 5:
+		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < 5:
 			continue // a concurrent write of the same memory, or of the same idempotency key
 		default:
 			return nil, err
@@ -377,7 +377,7 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 	// make their pair.
 	var locked []int64
 	if err := db.dialect.forUpdate(tx.Model(&interactionRow{})).Where("tenant_id = ? AND group_key = ?", tenant, inter.GroupKey).
-		Order("seq").Pluck("seq", &locked).Error; err != nil {
+		Order("seq DESC").Limit(maxPeers+1).Pluck("seq", &locked).Error; err != nil {
 		return nil, fmt.Errorf("store: lock regenerations: %w", err)
 	}
 	if err := tx.Model(&interactionRow{}).Where("seq = ?", inter.Seq).
@@ -424,7 +424,7 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 	}
 	var peers []interactionRow
 	if err := tx.Where("tenant_id = ? AND group_key = ? AND id <> ? AND last_signal IS NOT NULL", tenant, inter.GroupKey, inter.ID).
-		Order("seq").Find(&peers).Error; err != nil {
+		Order("seq DESC").Limit(maxPeers).Find(&peers).Error; err != nil {
 		return nil, fmt.Errorf("store: find regenerations: %w", err)
 	}
 	for i := range peers {
@@ -467,6 +467,11 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 	}
 	return made, nil
 }
+
+// maxPeers bounds a regeneration group as one feedback sees it: the
+// newest answers only, so that a common prompt such as "hi" in a tenant
+// without sessions cannot make one thumb lock or compare thousands of rows.
+const maxPeers = 20
 
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)

@@ -24,6 +24,7 @@ type keyContent struct {
 	Tags       *[]string        `json:"tags"`
 	Importance *float64         `json:"importance"`
 	Priority   *engram.Priority `json:"priority"`
+	AgentID    *string          `json:"agent_id"`
 	ExpiresAt  *time.Time       `json:"expires_at"`
 	ExpiredAt  *time.Time       `json:"expired_at"` // the spelling of the original set_memory notes
 }
@@ -81,6 +82,11 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 	}
 	return db.mutate(ctx, "key = ?", key, w.ExpectVersion, engram.ActionUpdate, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
 		fresh.ID, fresh.Version, fresh.CreatedAt = m.ID, m.Version, m.CreatedAt
+		if fresh.AgentID == "" && w.AgentID == nil {
+			// A replace that does not name an owner keeps the old one: it
+			// must never turn an agent's private memory into a shared one.
+			fresh.AgentID = m.AgentID
+		}
 		fresh.Reward, fresh.UpCount, fresh.DownCount, fresh.NeedsRevision = m.Reward, m.UpCount, m.DownCount, m.NeedsRevision
 		fresh.Stability, fresh.AccessCount, fresh.LastAccessedAt = m.Stability, m.AccessCount, m.LastAccessedAt
 		if fresh.Priority != m.Priority {
@@ -151,7 +157,7 @@ func (db *DB) keyMemory(key string, content []byte, w engram.KeyWrite) (*engram.
 	pick(&m.Category, w.Category, meta.Category)
 	pick(&m.Type, w.Type, meta.Type)
 	pick(&m.Summary, w.Summary, meta.Summary)
-	pick(&m.AgentID, w.AgentID, nil)
+	pick(&m.AgentID, w.AgentID, meta.AgentID)
 	if m.Category == "" {
 		m.Category = engram.KeyCategory(key, db.policy.Categories)
 	}

@@ -67,6 +67,23 @@ func TestSetKeyLastWriteWinsAndTombstone(t *testing.T) {
 	})
 }
 
+// An agent named in the content makes the key private; replacing it
+// without naming one keeps it private.
+func TestSetKeyAgentOwner(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		m, err := setKey(db, ctx, "/agents/a1/notes", `{"text":"private","agent_id":"a1"}`, `"chat"`)
+		if err != nil || m.AgentID != "a1" {
+			t.Fatalf("owner from content: %+v %v", m, err)
+		}
+		m, err = setKey(db, ctx, "/agents/a1/notes", `"still private"`, `"chat"`)
+		if err != nil || m.AgentID != "a1" {
+			t.Fatalf("a replace without an owner must keep it: %+v %v", m, err)
+		}
+	})
+}
+
 func TestSetKeyExpiry(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		now := time.Date(2026, 2, 22, 10, 0, 0, 0, time.UTC)

@@ -64,6 +64,9 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	}
 	if f.Query != nil {
 		terms := analysis.UniqueTerms(*f.Query)
+		if len(terms) > maxQueryTerms {
+			return nil, engram.Errorf(engram.EINVALID, "q has more than %d words", maxQueryTerms)
+		}
 		if len(terms) == 0 {
 			return &engram.MemoryPage{Items: []*engram.Memory{}}, nil
 		}

@@ -379,7 +379,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			for i, m := range ms {
 				if m.Key == "" {
-					dup, err := db.findDuplicate(tx, tenant, m)
+					dup, err := db.findDuplicate(ctx, tx, tenant, m)
 					if err != nil {
 						return err
 					}
@@ -398,6 +398,9 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		})
 		if err == nil {
 			return results, nil
+		}
+		if db.dialect.isTransient(err) && attempt < 5 {
+			continue
 		}
 		if !db.dialect.isUniqueViolation(err) {
 			return nil, err
@@ -418,10 +421,10 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	}
 }
 
-func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
+func (db *DB) findDuplicate(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
 	// The agent is part of the identity: returning another agent's private
 	// memory for the same words would leak it.
-	row, err := findRow(tx, tenant, "agent_id = ? AND category = ? AND content_hash = ? AND key IS NULL AND valid",
+	row, err := findRow(tx, tenant, "agent_id = ? AND category = ? AND content_hash = ? AND key IS NULL AND valid AND NOT archived",
 		m.AgentID, m.Category, contentHash(m.Content))
 	if engram.ErrorCode(err) == engram.ENOTFOUND {
 		return nil, nil
@@ -429,7 +432,15 @@ func (db *DB) findDuplicate(tx *gorm.DB, tenant string, m *engram.Memory) (*engr
 	if err != nil {
 		return nil, err
 	}
-	return row.toMemory(), nil
+	dup := row.toMemory()
+	if dup.Expired(db.now()) {
+		// An expired copy is dead to every reader: retire it (a tombstone
+		// event records why) so that the new write is stored, not lost.
+		_, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
+			func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil })
+		return nil, err
+	}
+	return dup, nil
 }
 
 // applyDefaults fills what a new memory did not set; a zero confidence or
@@ -528,6 +539,8 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 		switch {
 		case err == nil:
 			return out, nil
+		case db.dialect.isTransient(err) && attempt < 5:
+			continue // a deadlock victim: the transaction was rolled back whole
 		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) && isEventClash(err)) && attempt < 5:
 			if expect != nil {
 				return nil, engram.Errorf(engram.ECONFLICT, "memory changed concurrently; reload and retry")

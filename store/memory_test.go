@@ -126,6 +126,13 @@ func TestWriteGuard(t *testing.T) {
 		if err != nil || theirs.Deduplicated || theirs.Memory.ID == private.ID || theirs.Memory.AgentID != "a2" {
 			t.Fatalf("another agent's private memory must never be returned: %+v %v", theirs, err)
 		}
+		archived := mustCreate(t, db, ctx, &engram.Memory{Content: "old plan", Category: "work"})
+		if _, err := db.UpdateMemory(ctx, archived.ID, engram.MemoryUpdate{Archived: ptr(true)}); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := db.CreateMemory(ctx, &engram.Memory{Content: "old plan", Category: "work"}); err != nil || res.Deduplicated {
+			t.Fatalf("an archived copy must not swallow a new write: %+v %v", res, err)
+		}
 		ctxB := storetest.Tenant(t, db, "beta")
 		inB := mustCreate(t, db, ctxB, &engram.Memory{Content: "Standup is at 9:30", Category: "work"})
 		if inB.ID == first.ID {
@@ -431,6 +438,13 @@ func TestExpiryHonoured(t *testing.T) {
 		}
 		if n := len(mustList(t, db, ctx, engram.MemoryFilter{IncludeInvalid: true})); n != 1 {
 			t.Fatalf("include_invalid: %d", n)
+		}
+		again, err := db.CreateMemory(ctx, &engram.Memory{Content: "temporary", Category: "work"})
+		if err != nil || again.Deduplicated {
+			t.Fatalf("an expired copy must not swallow a new write: %+v %v", again, err)
+		}
+		if n := len(mustList(t, db, ctx, engram.MemoryFilter{})); n != 1 {
+			t.Fatalf("after rewriting expired content: %d live", n)
 		}
 	})
 }

@@ -313,6 +313,8 @@ const (
 	// tenant's memories, with at most prfPostings postings read for all.
 	prfShare    = 0.1
 	prfPostings = 2_000
+	// prfCandidates bounds the expansion terms whose statistics are read.
+	prfCandidates = 256
 )
 
 // expand returns the IDF of the expansion terms drawn from the top
@@ -349,6 +351,12 @@ func (db *DB) expand(g *gorm.DB, tenant string, st searchStats, ranked []scored,
 	for t := range tf {
 		terms = append(terms, t)
 	}
+	// Only the most frequent candidates go to the database: a long memory
+	// has thousands of distinct terms, more than one statement may bind.
+	sort.Slice(terms, func(i, j int) bool {
+		return tf[terms[i]] > tf[terms[j]] || tf[terms[i]] == tf[terms[j]] && terms[i] < terms[j]
+	})
+	terms = terms[:min(len(terms), prfCandidates)]
 	stats, err := db.termStats(g, tenant, st, terms)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +140,27 @@ func TestSearchFollowsChanges(t *testing.T) {
 		now = now.Add(2 * time.Hour)
 		if n := len(search(t, db, ctx, "kiwi")); n != 1 {
 			t.Fatalf("expired memories never qualify: %d hits", n)
+		}
+	})
+}
+
+// Expansion reads the statistics of a bounded number of terms: a top
+// match with tens of thousands of distinct bigrams must not exceed what
+// one statement can bind.
+func TestSearchExpandsHugeMemory(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		var b strings.Builder
+		for i := 0; b.Len() < 3*30000; i++ {
+			b.WriteRune(rune(0x4e00 + (i*7919)%20000)) // distinct CJK bigrams
+		}
+		huge := "咖啡" + b.String()
+		mustCreate(t, db, ctx, &engram.Memory{Content: string([]rune(huge)[:30000]), Category: "life"})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "咖啡不加糖", Category: "life"})
+		hits, err := db.SearchMemories(ctx, engram.LexicalQuery{Text: "咖啡", Limit: 10, Expand: true})
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("hits %d, err %v", len(hits), err)
 		}
 	})
 }

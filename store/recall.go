@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/engram-memory/engram"
 )
@@ -54,17 +57,19 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	items, _ := json.Marshal(refs)
 	row := recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
 		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}
-	g := db.w.WithContext(ctx)
-	if err := g.Create(&row).Error; err != nil {
-		return fmt.Errorf("store: save recall: %w", err)
-	}
-	if len(ids) > 0 {
-		if err := g.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ? AND `+
-			db.dialect.unindexed("tenant_id")+` = ?`, r.CreatedAt.UTC(), ids, tenant).Error; err != nil {
-			return fmt.Errorf("store: count access: %w", err)
+	sort.Strings(ids) // one lock order with every other writer
+	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return fmt.Errorf("store: save recall: %w", err)
 		}
-	}
-	return nil
+		if len(ids) > 0 {
+			if err := tx.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ? AND `+
+				db.dialect.unindexed("tenant_id")+` = ?`, r.CreatedAt.UTC(), ids, tenant).Error; err != nil {
+				return fmt.Errorf("store: count access: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // PinnedMemories returns the live P0 (identity) memories visible to the

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -119,7 +120,14 @@ func (db *DB) storeKey(ctx context.Context, tenantName, keyName, secret string) 
 	if keyName == "" {
 		keyName = "default"
 	}
-	row := apiKeyRow{ID: newID("key"), TenantID: t.ID, Name: keyName, Prefix: secret[:min(len(secret), 8)],
+	// Generated keys show their prefix and four characters of 52 random
+	// ones; an operator's own key shows only four, which is all a person
+	// needs to tell keys apart.
+	prefix := secret[:min(len(secret), 4)]
+	if strings.HasPrefix(secret, KeyPrefix) {
+		prefix = secret[:len(KeyPrefix)+4]
+	}
+	row := apiKeyRow{ID: newID("key"), TenantID: t.ID, Name: keyName, Prefix: prefix,
 		Hash: hashKey(secret), CreatedAt: db.now().UTC()}
 	if err := db.w.WithContext(ctx).Create(&row).Error; err != nil {
 		if db.dialect.isUniqueViolation(err) {

@@ -196,7 +196,10 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	// IdleTimeout frees idle keep-alive connections; ReadTimeout bounds a
+	// request body trickled in slowly (bodies are at most 1 MiB).
 	m.http = &http.Server{Handler: srv, ReadHeaderTimeout: m.Config.Server.ReadHeaderTimeout,
+		ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
 	m.done = make(chan error, 1)
 	go func() {

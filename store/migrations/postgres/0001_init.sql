@@ -70,7 +70,7 @@ CREATE TABLE memories (
 
 CREATE UNIQUE INDEX memories_tenant_key ON memories (tenant_id, key) WHERE key IS NOT NULL;
 -- Write guard: one live copy of a content per tenant, agent and category.
-CREATE UNIQUE INDEX memories_dedupe ON memories (tenant_id, agent_id, category, content_hash) WHERE key IS NULL AND valid;
+CREATE UNIQUE INDEX memories_dedupe ON memories (tenant_id, agent_id, category, content_hash) WHERE key IS NULL AND valid AND NOT archived;
 CREATE INDEX memories_tenant_seq ON memories (tenant_id, seq);
 CREATE INDEX memories_tenant_category ON memories (tenant_id, category, seq);
 -- Lexical index: the terms come from Go (package analysis) separated by
