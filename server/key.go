@@ -31,15 +31,23 @@ func (s *Server) keyParam(c *gin.Context) (string, error) {
 	return engram.NormalizeKey(c.Param("key"), s.cfg.Limits.Keys)
 }
 
-func (s *Server) handlePutKey(c *gin.Context) {
+// keyWriteTarget reads the key and the If-Match version of a key write,
+// answering the request itself (ok false) when either is malformed.
+func (s *Server) keyWriteTarget(c *gin.Context) (key string, expect *int64, ok bool) {
 	key, err := s.keyParam(c)
-	if err != nil {
-		writeError(c, err)
-		return
+	if err == nil {
+		expect, err = ifMatch(c)
 	}
-	expect, err := ifMatch(c)
 	if err != nil {
 		writeError(c, err)
+		return "", nil, false
+	}
+	return key, expect, true
+}
+
+func (s *Server) handlePutKey(c *gin.Context) {
+	key, expect, ok := s.keyWriteTarget(c)
+	if !ok {
 		return
 	}
 	var req putKeyRequest
@@ -75,14 +83,8 @@ func (s *Server) handleGetKey(c *gin.Context) {
 // handleDeleteKey is set_memory(key, null) for clients that prefer the
 // HTTP verb; the source defaults to "api:delete".
 func (s *Server) handleDeleteKey(c *gin.Context) {
-	key, err := s.keyParam(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	expect, err := ifMatch(c)
-	if err != nil {
-		writeError(c, err)
+	key, expect, ok := s.keyWriteTarget(c)
+	if !ok {
 		return
 	}
 	respondMemory(c)(s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
