@@ -10,21 +10,22 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/tokens"
 )
 
 const testHeader = "[Agent Memory]"
 
 var (
 	cl100kOnce sync.Once
-	cl100k     *Tokenizer
+	cl100k     *tokens.Tokenizer
 	cl100kErr  error
 )
 
 // testTokenizer returns one cl100k_base Tokenizer for all tests, since
 // building it parses the whole rank table.
-func testTokenizer(tb testing.TB) *Tokenizer {
+func testTokenizer(tb testing.TB) *tokens.Tokenizer {
 	tb.Helper()
-	cl100kOnce.Do(func() { cl100k, cl100kErr = NewTokenizer("cl100k_base") })
+	cl100kOnce.Do(func() { cl100k, cl100kErr = tokens.New("cl100k_base") })
 	if cl100kErr != nil {
 		tb.Fatal(cl100kErr)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/tokens"
 )
 
 // Main is one engram process: configuration, store and HTTP server.
@@ -63,7 +64,7 @@ func commonFlags(fs *flag.FlagSet, withAddr bool) func(environ []string) (config
 
 // Open loads nothing itself: it opens the store described by cfg.
 func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.DB, error) {
-	tok, err := learning.NewTokenizer(cfg.Tokens.Encoding)
+	tok, err := tokens.New(cfg.Tokens.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ type Services struct {
 // NewServices wires the router, the recall pipeline and, when
 // configured, the embeddings onto db.
 func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Services, error) {
-	tok, err := learning.NewTokenizer(cfg.Tokens.Encoding)
+	tok, err := tokens.New(cfg.Tokens.Encoding)
 	if err != nil {
 		return nil, err
 	}

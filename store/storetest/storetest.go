@@ -19,8 +19,8 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
-	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/tokens"
 )
 
 // PostgresEnv names the variable holding the test server's DSN.
@@ -50,13 +50,13 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
 
 var (
 	tokOnce sync.Once
-	tok     *learning.Tokenizer
+	tok     *tokens.Tokenizer
 	tokErr  error
 )
 
 // Tokenizer returns the shared cl100k_base tokenizer.
-func Tokenizer(tb testing.TB) *learning.Tokenizer {
-	tokOnce.Do(func() { tok, tokErr = learning.NewTokenizer("cl100k_base") })
+func Tokenizer(tb testing.TB) *tokens.Tokenizer {
+	tokOnce.Do(func() { tok, tokErr = tokens.New("cl100k_base") })
 	if tokErr != nil {
 		tb.Fatal(tokErr)
 	}

@@ -1,4 +1,4 @@
-package learning
+package tokens
 
 import (
 	"fmt"
@@ -482,7 +482,7 @@ func BenchmarkCount(b *testing.B) {
 		cold[i] = benchText(uint64(i) + 1)
 	}
 	for _, encoding := range testEncodings {
-		tok, err := NewTokenizer(encoding)
+		tok, err := New(encoding)
 		if err != nil {
 			b.Fatal(err)
 		}

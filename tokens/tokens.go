@@ -1,4 +1,9 @@
-package learning
+// Package tokens counts tokens exactly as tiktoken does (cl100k_base and
+// o200k_base), offline: the BPE rank tables come compiled in from
+// github.com/pkoukk/tiktoken-go-loader, so nothing is downloaded at run
+// time. It is a leaf package: the store counts tokens at write time and the
+// packer re-counts rendered context with the same counter.
+package tokens
 
 import "fmt"
 
@@ -11,11 +16,11 @@ type Tokenizer struct {
 	name    string
 }
 
-// NewTokenizer returns a Tokenizer for "cl100k_base" or "o200k_base".
-func NewTokenizer(encoding string) (*Tokenizer, error) {
+// New returns a Tokenizer for "cl100k_base" or "o200k_base".
+func New(encoding string) (*Tokenizer, error) {
 	c, err := counterFor(encoding)
 	if err != nil {
-		return nil, fmt.Errorf("learning: tokenizer %q: %w", encoding, err)
+		return nil, fmt.Errorf("tokens: tokenizer %q: %w", encoding, err)
 	}
 	return &Tokenizer{counter: c, name: encoding}, nil
 }

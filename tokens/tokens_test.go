@@ -1,4 +1,4 @@
-package learning
+package tokens
 
 import (
 	"sync"
@@ -18,7 +18,7 @@ func TestTokenizer(t *testing.T) {
 		{"o200k_base", "", 0},
 		{"o200k_base", "<|endoftext|>", 7},
 	} {
-		tok, err := NewTokenizer(tc.enc)
+		tok, err := New(tc.enc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,19 +27,19 @@ func TestTokenizer(t *testing.T) {
 		}
 	}
 	for _, enc := range []string{"gpt2-nope", "p50k_base"} {
-		if _, err := NewTokenizer(enc); err == nil {
-			t.Errorf("NewTokenizer(%q) must fail", enc)
+		if _, err := New(enc); err == nil {
+			t.Errorf("New(%q) must fail", enc)
 		}
 	}
-	a, _ := NewTokenizer("o200k_base")
-	b, _ := NewTokenizer("o200k_base")
+	a, _ := New("o200k_base")
+	b, _ := New("o200k_base")
 	if a.counter != b.counter || a.Encoding() != "o200k_base" {
 		t.Error("tokenizers of one encoding must share its counter")
 	}
 }
 
 func TestTokenizerConcurrent(t *testing.T) {
-	tok, err := NewTokenizer("cl100k_base")
+	tok, err := New("cl100k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
