@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
-	"github.com/engram-memory/engram/router"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -25,7 +25,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	verb := args[0]
 	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML config file")
-	data := fs.String("data", "", "dataset file (locomo: locomo10.json; router: labelled JSON Lines)")
+	data := fs.String("data", "", "dataset file (locomo: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
 	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
@@ -102,17 +102,25 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		}
 		bench.PrintLatency(stdout, rows)
 	case "router":
-		paths := []string{*data}
-		if *data == "" {
-			paths = []string{"router/testdata/labelled.jsonl", "router/testdata/heldout.jsonl"}
-		}
-		for _, path := range paths {
-			items, err := router.LoadLabelled(path)
+		// An empty tenant: the built-in rules alone, as a new user gets them.
+		ctx := engram.NewContextWithTenant(ctx, "bench-router")
+		for _, name := range bench.RouterSets {
+			items, err := bench.LoadRouterSet(name)
+			if *data != "" {
+				name = *data
+				items, err = bench.LoadLabelled(*data)
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%s (%d queries, empty tenant: built-in rules only)\n%s\n", path, len(items),
-				router.Evaluate(router.New(router.DefaultConfig()), "bench", items))
+			rep, err := bench.EvaluateRouter(ctx, services.Router, items)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s (%d queries, empty tenant: built-in rules only)\n%s\n", name, len(items), rep)
+			if *data != "" {
+				break
+			}
 		}
 	default:
 		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency or router", verb)

@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/router"
+)
+
+// routerFloors are regression floors for each set: the accuracy the rules
+// reach today minus a small margin. They guard against a rule change that
+// breaks what works; they are not targets, and heldout.jsonl is never read
+// to choose a rule (see RouterSets).
+var routerFloors = map[string]struct{ intent, mode, top1, top2 float64 }{
+	"labelled.jsonl": {0.95, 0.88, 0.90, 0.95},
+	"tuned.jsonl":    {0.90, 0.80, 0.85, 0.90},
+	"heldout.jsonl":  {0, 0, 0, 0},
+}
+
+func TestRouterAccuracy(t *testing.T) {
+	ctx := engram.NewContextWithTenant(context.Background(), "eval")
+	svc := router.NewService(router.New(router.DefaultConfig()), nil)
+	for _, name := range RouterSets {
+		t.Run(name, func(t *testing.T) {
+			items, err := LoadRouterSet(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := EvaluateRouter(ctx, svc, items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("\n%s", rep)
+			if rep.N != len(items) || rep.ByLanguage["en"].N == 0 || rep.ByLanguage["zh"].N == 0 {
+				t.Fatalf("report counts %d items, languages %v", rep.N, rep.ByLanguage)
+			}
+			floor := routerFloors[name]
+			// Each language may fall 0.05 below the floor of the whole set.
+			for lang, a := range map[string]Accuracy{"all": rep.Accuracy, "en": rep.ByLanguage["en"], "zh": rep.ByLanguage["zh"]} {
+				slack := 0.05
+				if lang == "all" {
+					slack = 0
+				}
+				for _, c := range []struct {
+					name       string
+					got, floor float64
+				}{
+					{"intent", a.Intent, floor.intent},
+					{"mode", a.Mode, floor.mode},
+					{"domain top-1", a.DomainTop1, floor.top1},
+					{"domain top-2", a.DomainTop2, floor.top2},
+				} {
+					if c.got < c.floor-slack {
+						t.Errorf("%s: %s accuracy %.3f below floor %.2f", lang, c.name, c.got, c.floor-slack)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRouterSetCoverage(t *testing.T) {
+	for _, name := range RouterSets {
+		items, err := LoadRouterSet(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		zh := 0
+		for _, it := range items {
+			seen[string(it.Intent)]++
+			seen[string(it.Mode)]++
+			seen[it.Domain]++
+			if strings.IndexFunc(it.Query, isHan) >= 0 {
+				zh++
+			}
+		}
+		if zh < len(items)*2/5 || zh > len(items)*3/5 {
+			t.Errorf("%s: %d items, %d Chinese: want about half Chinese", name, len(items), zh)
+		}
+		for _, want := range []string{"ask", "decide", "reflect", "factual", "exploratory", "temporal", "causal",
+			"work", "life", "preference", "emotion", "strategy"} {
+			if seen[want] == 0 {
+				t.Errorf("%s: no query for %q", name, want)
+			}
+		}
+	}
+}
+
+func TestLoadLabelledErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := map[string]string{
+		"json":   "{not json}\n",
+		"intent": `{"query":"q","intent":"wonder","mode":"factual","domain":"work"}`,
+		"query":  `{"query":"  ","intent":"ask","mode":"factual","domain":"work"}`,
+	}
+	for name, content := range bad {
+		path := dir + "/" + name + ".jsonl"
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadLabelled(path); engram.ErrorCode(err) != engram.EINVALID {
+			t.Errorf("%s: error %v, want EINVALID", name, err)
+		}
+	}
+	if _, err := LoadLabelled(dir + "/missing.jsonl"); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := LoadRouterSet("missing.jsonl"); err == nil {
+		t.Error("missing set: no error")
+	}
+}
