@@ -9,8 +9,9 @@ import (
 )
 
 // InsertSyntheticPairs stores n generated preference pairs for the tenant
-// in ctx, a thousand per statement. It exists for the export benchmark,
-// which needs a million pairs without a million feedback round trips.
+// in ctx, a thousand per statement. It exists for the export benchmark
+// (store_test), which needs a million pairs without a million feedback
+// round trips; being a _test.go file, it is not part of the product.
 func InsertSyntheticPairs(ctx context.Context, db *DB, n int) error {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
