@@ -43,6 +43,13 @@ type Config struct {
 	TrustedProxies []string
 	// Registry receives engram's metrics; /metrics serves it.
 	Registry *prometheus.Registry
+	// Console and MCP, when set, are mounted at /console/ and /mcp: the web
+	// console and the MCP server are their own packages, and the server
+	// only routes to them, behind its request id, recovery, logs and
+	// metrics. Each authenticates on its own terms (a session cookie, a
+	// bearer key).
+	Console http.Handler
+	MCP     http.Handler
 }
 
 // Server is the HTTP API.
@@ -85,6 +92,12 @@ func New(cfg Config) (*Server, error) {
 
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+	if cfg.Console != nil {
+		e.Any("/console/*path", gin.WrapH(cfg.Console))
+	}
+	if cfg.MCP != nil {
+		e.Any("/mcp", gin.WrapH(cfg.MCP))
+	}
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/memories", s.handleCreateMemory)

@@ -516,6 +516,43 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestMounts: the console and the MCP server are handlers of their own
+// packages that the server routes to; unset, their paths are 404.
+func TestMounts(t *testing.T) {
+	lim := server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, Keys: configs.Default().Limits.KeyLimits()}
+	echo := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s %s %s", name, r.Method, r.URL.Path)
+		})
+	}
+	mounted, err := server.New(server.Config{Limits: lim, Console: echo("console"), MCP: echo("mcp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := server.New(server.Config{Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ method, path, want string }{
+		{"GET", "/console/", "console GET /console/"},
+		{"GET", "/console/memories/mem_x", "console GET /console/memories/mem_x"},
+		{"POST", "/console/login", "console POST /console/login"},
+		{"POST", "/mcp", "mcp POST /mcp"},
+		{"GET", "/mcp", "mcp GET /mcp"},
+	} {
+		rec := httptest.NewRecorder()
+		mounted.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		if rec.Code != http.StatusOK || rec.Body.String() != tt.want {
+			t.Errorf("%s %s = %d %q, want %q", tt.method, tt.path, rec.Code, rec.Body.String(), tt.want)
+		}
+		rec = httptest.NewRecorder()
+		bare.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("unmounted %s %s = %d, want 404", tt.method, tt.path, rec.Code)
+		}
+	}
+}
+
 var metricsLine = regexp.MustCompile(`^engram_http_requests_total\{code="(\d+)",method="([^"]*)",route="([^"]*)"\} (\d+)$`)
 
 // TestMetrics: request counts are labelled by route pattern, never by a
