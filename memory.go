@@ -91,7 +91,13 @@ type Memory struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastAccessedAt *time.Time `json:"last_accessed_at,omitempty"`
 	AccessCount    int64      `json:"access_count"`
-	Version        int64      `json:"version"`
+	// ReinforcedAt starts the decay clock: when the memory was created,
+	// its content or summary edited by a person or an agent, or an answer
+	// it served approved by positive feedback. Being read, voted down or
+	// re-labelled never moves it, so a memory recalled every day still
+	// fades unless someone affirms it.
+	ReinforcedAt time.Time `json:"reinforced_at"`
+	Version      int64     `json:"version"`
 }
 
 // Expired reports whether m has an expiry at or before now.
@@ -231,4 +237,17 @@ type MemoryService interface {
 	// CountMemories returns the number of memories of all tenants by state
 	// ("active", "tombstoned", "archived"), for metrics.
 	CountMemories(ctx context.Context) (map[string]int64, error)
+}
+
+// Reinforces reports whether a change from before to after restarts the
+// memory's decay clock (ReinforcedAt): an update or rollback that changes
+// what the memory says, its content or summary. Positive feedback
+// reinforces too, through the learning policy; being read, voted down or
+// re-labelled never does.
+func Reinforces(action string, before, after *Memory) bool {
+	switch action {
+	case ActionUpdate, ActionRollback:
+		return before.Content != after.Content || before.Summary != after.Summary
+	}
+	return false
 }

@@ -19,7 +19,7 @@ func services(tb testing.TB) (Services, *store.DB) {
 	db := storetest.Open(tb, "sqlite")
 	routes := router.NewService(router.New(router.DefaultConfig()), db)
 	rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
-		storetest.Tokenizer(tb), learning.DefaultRecallConfig(), time.Now)
+		storetest.Tokenizer(tb), engram.DefaultRecallConfig(), time.Now)
 	return Services{Auth: db, Memories: router.Learning(db, routes), Recall: rec, Router: routes}, db
 }
 

@@ -34,27 +34,17 @@ var DefaultYAML []byte
 
 // Config is the whole configuration of an engram process.
 type Config struct {
-	DataDir    string           `yaml:"data_dir"`
-	Server     ServerConfig     `yaml:"server"`
-	Store      StoreConfig      `yaml:"store"`
-	Auth       AuthConfig       `yaml:"auth"`
-	Limits     LimitsConfig     `yaml:"limits"`
-	Memory     MemoryConfig     `yaml:"memory"`
-	Tokens     TokensConfig     `yaml:"tokens"`
-	Recall     RecallConfig     `yaml:"recall"`
-	Scoring    ScoringConfig    `yaml:"scoring"`
-	Embeddings EmbeddingsConfig `yaml:"embeddings"`
-	Feedback   FeedbackConfig   `yaml:"feedback"`
-}
-
-// FeedbackConfig is how thumbs and ratings move memories.
-type FeedbackConfig struct {
-	ConfidenceStep    float64       `yaml:"confidence_step"`
-	RewardRate        float64       `yaml:"reward_rate"`
-	RevisionThreshold int64         `yaml:"revision_threshold"`
-	RaterCap          int           `yaml:"rater_cap"`
-	RaterWindow       time.Duration `yaml:"rater_window"`
-	MaxTextChars      int           `yaml:"max_text_chars"`
+	DataDir    string                `yaml:"data_dir"`
+	Server     ServerConfig          `yaml:"server"`
+	Store      StoreConfig           `yaml:"store"`
+	Auth       AuthConfig            `yaml:"auth"`
+	Limits     engram.LimitsConfig   `yaml:"limits"`
+	Memory     engram.MemoryConfig   `yaml:"memory"`
+	Tokens     TokensConfig          `yaml:"tokens"`
+	Recall     engram.RecallConfig   `yaml:"recall"`
+	Scoring    engram.ScoringConfig  `yaml:"scoring"`
+	Embeddings EmbeddingsConfig      `yaml:"embeddings"`
+	Feedback   engram.FeedbackConfig `yaml:"feedback"`
 }
 
 // EmbeddingsConfig turns on hybrid recall through an OpenAI-compatible
@@ -65,38 +55,6 @@ type EmbeddingsConfig struct {
 	APIKey     string        `yaml:"api_key" secret:"true"`
 	Dimensions int           `yaml:"dimensions"`
 	Timeout    time.Duration `yaml:"timeout"`
-}
-
-// RecallConfig tunes recalls and the read blocks.
-type RecallConfig struct {
-	MaxBudget      int     `yaml:"max_budget"`
-	MaxQueryChars  int     `yaml:"max_query_chars"`
-	Candidates     int     `yaml:"candidates"`
-	MinRouted      int     `yaml:"min_routed"`
-	Pinned         int     `yaml:"pinned"`
-	ContextWindow  int     `yaml:"context_window"`
-	OffRouteWeight float64 `yaml:"off_route_weight"`
-}
-
-// ScoringConfig holds the constants of the recall score: Ebbinghaus
-// stability (days), retention floor and growth per positive use for
-// P1–P3 (P0 never decays), and the reward prior.
-type ScoringConfig struct {
-	P1StabilityDays  float64 `yaml:"p1_stability_days"`
-	P2StabilityDays  float64 `yaml:"p2_stability_days"`
-	P3StabilityDays  float64 `yaml:"p3_stability_days"`
-	P1Floor          float64 `yaml:"p1_floor"`
-	P2Floor          float64 `yaml:"p2_floor"`
-	P3Floor          float64 `yaml:"p3_floor"`
-	P1Growth         float64 `yaml:"p1_growth"`
-	P2Growth         float64 `yaml:"p2_growth"`
-	P3Growth         float64 `yaml:"p3_growth"`
-	Shrink           float64 `yaml:"shrink"`
-	MinStabilityDays float64 `yaml:"min_stability_days"`
-	MaxStabilityDays float64 `yaml:"max_stability_days"`
-	PriorUp          float64 `yaml:"prior_up"`
-	PriorDown        float64 `yaml:"prior_down"`
-	RevisionFactor   float64 `yaml:"revision_factor"`
 }
 
 // ServerConfig configures the HTTP server.
@@ -123,35 +81,6 @@ type AuthConfig struct {
 	DefaultTenant string `yaml:"default_tenant"`
 }
 
-// LimitsConfig bounds what one request may send.
-type LimitsConfig struct {
-	MaxBodyBytes       int64 `yaml:"max_body_bytes"`
-	MaxJSONDepth       int   `yaml:"max_json_depth"`
-	MaxBatch           int   `yaml:"max_batch"`
-	MaxContentChars    int   `yaml:"max_content_chars"`
-	MaxSummaryChars    int   `yaml:"max_summary_chars"`
-	MaxTags            int   `yaml:"max_tags"`
-	MaxTagChars        int   `yaml:"max_tag_chars"`
-	MaxKeyBytes        int   `yaml:"max_key_bytes"`
-	MaxKeySegmentBytes int   `yaml:"max_key_segment_bytes"`
-	DefaultListLimit   int   `yaml:"default_list_limit"`
-	MaxListLimit       int   `yaml:"max_list_limit"`
-}
-
-// KeyLimits returns the key size limits.
-func (l LimitsConfig) KeyLimits() engram.KeyLimits {
-	return engram.KeyLimits{MaxBytes: l.MaxKeyBytes, MaxSegmentBytes: l.MaxKeySegmentBytes}
-}
-
-// MemoryConfig sets the L2 vocabulary and defaults.
-type MemoryConfig struct {
-	Categories        []string `yaml:"categories"`
-	DefaultCategory   string   `yaml:"default_category"`
-	DefaultPriority   string   `yaml:"default_priority"`
-	DefaultConfidence float64  `yaml:"default_confidence"`
-	Untrusted         string   `yaml:"untrusted"`
-}
-
 // TokensConfig chooses the tokenizer used for token counts and budgets.
 type TokensConfig struct {
 	Encoding string `yaml:"encoding"`
@@ -174,39 +103,14 @@ func Default() Config {
 			MaxOpenConns: 8,
 			BusyTimeout:  5 * time.Second,
 		},
-		Auth: AuthConfig{DefaultTenant: "default"},
-		Limits: LimitsConfig{
-			MaxBodyBytes:       1 << 20,
-			MaxJSONDepth:       32,
-			MaxBatch:           100,
-			MaxContentChars:    32768,
-			MaxSummaryChars:    4096,
-			MaxTags:            32,
-			MaxTagChars:        64,
-			MaxKeyBytes:        1024,
-			MaxKeySegmentBytes: 200,
-			DefaultListLimit:   50,
-			MaxListLimit:       500,
-		},
-		Memory: MemoryConfig{
-			Categories:        append([]string(nil), engram.DefaultCategories...),
-			DefaultCategory:   engram.CategoryLife,
-			DefaultPriority:   string(engram.P2),
-			DefaultConfidence: 0.5,
-			Untrusted:         "reject",
-		},
-		Tokens: TokensConfig{Encoding: "cl100k_base"},
-		Recall: RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8},
-		Feedback: FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
-			RaterWindow: 24 * time.Hour, MaxTextChars: 65536},
+		Auth:       AuthConfig{DefaultTenant: "default"},
+		Limits:     engram.DefaultLimitsConfig(),
+		Memory:     engram.DefaultMemoryConfig(),
+		Tokens:     TokensConfig{Encoding: "cl100k_base"},
+		Recall:     engram.DefaultRecallConfig(),
+		Feedback:   engram.DefaultFeedbackConfig(),
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
-		Scoring: ScoringConfig{
-			P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
-			P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0,
-			P1Growth: 2.0, P2Growth: 1.5, P3Growth: 1.3,
-			Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500,
-			PriorUp: 10, PriorDown: 10, RevisionFactor: 0.5,
-		},
+		Scoring:    engram.DefaultScoringConfig(),
 	}
 }
 
@@ -418,7 +322,7 @@ func (c Config) Validate() error {
 	if !seen[c.Memory.DefaultCategory] {
 		bad("memory.default_category", "%q is not in memory.categories", c.Memory.DefaultCategory)
 	}
-	if !engram.Priority(c.Memory.DefaultPriority).Valid() {
+	if !c.Memory.DefaultPriority.Valid() {
 		bad("memory.default_priority", "want P0, P1, P2 or P3, got %q", c.Memory.DefaultPriority)
 	}
 	if c.Memory.DefaultConfidence < 0 || c.Memory.DefaultConfidence > 1 {
@@ -468,4 +372,9 @@ func (c Config) Validate() error {
 		return errors.New("config: invalid:\n  " + strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// Rules returns the write rules (validation and defaults) of c.
+func (c Config) Rules() engram.Rules {
+	return engram.Rules{Memory: c.Memory, Limits: c.Limits, Scoring: c.Scoring}
 }

@@ -118,7 +118,7 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, engram.MemoryService) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
 			rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
-				storetest.Tokenizer(t), learning.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
+				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
 			return rec, learning.Embedding(router.Learning(db, routes), e, db, slog.New(slog.DiscardHandler))
 		}
 		good := embedServer(t, 0, &calls)

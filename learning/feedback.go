@@ -7,31 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/store"
 )
-
-// FeedbackConfig is the learning policy of feedback.
-type FeedbackConfig struct {
-	ConfidenceStep    float64       // share of the way to 1 (or 0) confidence moves per full-strength signal
-	RewardRate        float64       // weight of the newest signal in the reward's moving average
-	RevisionThreshold int64         // down − up votes at which needs_revision is set
-	RaterCap          int           // feedbacks of one rater that may move one memory per window
-	RaterWindow       time.Duration // the window of RaterCap
-	MaxTextChars      int           // prompt, response, correction and reason, each
-}
-
-// NewFeedbackConfig maps the feedback section of the configuration.
-func NewFeedbackConfig(c configs.FeedbackConfig) FeedbackConfig {
-	return FeedbackConfig{ConfidenceStep: c.ConfidenceStep, RewardRate: c.RewardRate, RevisionThreshold: c.RevisionThreshold,
-		RaterCap: c.RaterCap, RaterWindow: c.RaterWindow, MaxTextChars: c.MaxTextChars}
-}
-
-// DefaultFeedbackConfig returns the defaults that configs/engram.yaml lists.
-func DefaultFeedbackConfig() FeedbackConfig {
-	return FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
-		RaterWindow: 24 * time.Hour, MaxTextChars: 65536}
-}
 
 // FeedbackStore is what feedback needs from the store.
 type FeedbackStore interface {
@@ -46,13 +23,13 @@ type FeedbackStore interface {
 type Feedback struct {
 	FeedbackStore
 	scorer *Scorer
-	cfg    FeedbackConfig
+	cfg    engram.FeedbackConfig
 }
 
 var _ engram.FeedbackService = (*Feedback)(nil)
 
 // NewFeedback returns the feedback service.
-func NewFeedback(st FeedbackStore, scorer *Scorer, cfg FeedbackConfig) *Feedback {
+func NewFeedback(st FeedbackStore, scorer *Scorer, cfg engram.FeedbackConfig) *Feedback {
 	return &Feedback{FeedbackStore: st, scorer: scorer, cfg: cfg}
 }
 
@@ -143,9 +120,10 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 // or 0 (negative) and the reward's moving average, both scaled by w. A
 // memory that carried at least half the weight also counts a vote up or
 // down (the reward factor's evidence) and has its stability grown or
-// shrunk, and, when positive, learns the recall's query (see
-// engram.Memory.Learned); needs_revision is set once down votes lead by
-// the threshold (and cleared only by a person, with PATCH).
+// shrunk, and, when positive, restarts its decay clock and learns the
+// recall's query (see engram.Memory.Learned); needs_revision is set once
+// down votes lead by the threshold (and cleared only by a person, with
+// PATCH). A down vote never touches the clock: punishment is not use.
 func (f *Feedback) credit(m *engram.Memory, s, w float64, query string) {
 	if s > 0 {
 		m.Confidence += f.cfg.ConfidenceStep * s * w * (1 - m.Confidence)
@@ -160,8 +138,11 @@ func (f *Feedback) credit(m *engram.Memory, s, w float64, query string) {
 			m.DownCount++
 		}
 		m.Stability = f.scorer.Reinforce(m.Priority, m.Stability, s > 0)
-		if s > 0 && query != "" {
-			m.Learned = learn(m.Learned, query)
+		if s > 0 {
+			m.ReinforcedAt = f.scorer.now().UTC().Truncate(time.Microsecond)
+			if query != "" {
+				m.Learned = learn(m.Learned, query)
+			}
 		}
 	}
 	if m.DownCount-m.UpCount >= f.cfg.RevisionThreshold {

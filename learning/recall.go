@@ -22,25 +22,6 @@ type RecallStore interface {
 	SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error
 }
 
-// RecallConfig tunes recalls.
-type RecallConfig struct {
-	MaxBudget     int // largest token_budget / token_limit accepted
-	MaxQueryChars int // longer queries are cut to this many characters (reported in degrade_reasons)
-	Candidates    int // lexical hits scored per recall
-	MinRouted     int // fewer hits in the routed categories than this: search all categories
-	Pinned        int // P0 memories that always qualify
-	ContextWindow int // recent memories considered by the read block (/v1/context)
-	// OffRouteWeight scales the relevance of hits outside the routed
-	// categories (when at least MinRouted hits are inside them); 0 drops
-	// them, 1 ignores the route.
-	OffRouteWeight float64
-}
-
-// DefaultRecallConfig returns the defaults that configs/engram.yaml lists.
-func DefaultRecallConfig() RecallConfig {
-	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10, ContextWindow: 200, OffRouteWeight: 0.8}
-}
-
 // maxRecallTags bounds the tags of one recall (each is compared with
 // every candidate's tags).
 const maxRecallTags = 32
@@ -58,7 +39,7 @@ type Recaller struct {
 	router engram.RouterService
 	scorer *Scorer
 	packer *Packer
-	cfg    RecallConfig
+	cfg    engram.RecallConfig
 	now    engram.Clock
 	dense  *dense
 }
@@ -85,7 +66,7 @@ const rrfK = 60
 var _ engram.RecallService = (*Recaller)(nil)
 
 // NewRecaller returns a Recaller.
-func NewRecaller(store RecallStore, router engram.RouterService, scorer *Scorer, tok engram.TokenCounter, cfg RecallConfig, now engram.Clock) *Recaller {
+func NewRecaller(store RecallStore, router engram.RouterService, scorer *Scorer, tok engram.TokenCounter, cfg engram.RecallConfig, now engram.Clock) *Recaller {
 	return &Recaller{store: store, router: router, scorer: scorer, packer: NewPacker(tok, Header), cfg: cfg, now: now}
 }
 

@@ -28,7 +28,7 @@ func (r fixedRouter) RouteQuery(_ context.Context, query string) (*engram.Route,
 		Domains: []engram.DomainScore{{Name: r.categories[0], Score: 1}}, Categories: r.categories, Layers: []string{engram.LayerL2}}, nil
 }
 
-func newRecaller(t testing.TB, db *store.DB, rt engram.RouterService, cfg learning.RecallConfig) *learning.Recaller {
+func newRecaller(t testing.TB, db *store.DB, rt engram.RouterService, cfg engram.RecallConfig) *learning.Recaller {
 	t.Helper()
 	return learning.NewRecaller(db, rt, learning.NewScorer(learning.DefaultScoreConfig(), time.Now), storetest.Tokenizer(t), cfg, time.Now)
 }
@@ -89,7 +89,7 @@ func recall(t testing.TB, r *learning.Recaller, ctx context.Context, req engram.
 // an on-route hit with the same text; with fewer, the route is ignored.
 func TestRecallRoutingIsSoft(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
-	cfg := learning.DefaultRecallConfig()
+	cfg := engram.DefaultRecallConfig()
 	r := newRecaller(t, db, fixedRouter{[]string{engram.CategoryWork}}, cfg)
 	const text = "Falcon migration plan for the billing database"
 
@@ -173,7 +173,7 @@ func TestRecallTagLift(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	ctx := storetest.Tenant(t, db, "tags")
 	all := []string{engram.CategoryWork, engram.CategoryLife, engram.CategoryEmotion}
-	r := newRecaller(t, db, fixedRouter{all}, learning.DefaultRecallConfig())
+	r := newRecaller(t, db, fixedRouter{all}, engram.DefaultRecallConfig())
 	const text = "Orchid greenhouse humidity settings for the winter"
 	// One tag each, of one term, so both have the same BM25 score.
 	stored := addMemories(t, db, ctx, append([]*engram.Memory{
@@ -218,7 +218,7 @@ func TestRecallTagLift(t *testing.T) {
 func TestRecallNeedsRevisionDemoted(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	ctx := storetest.Tenant(t, db, "revision")
-	r := newRecaller(t, db, fixedRouter{[]string{engram.CategoryWork, engram.CategoryLife}}, learning.DefaultRecallConfig())
+	r := newRecaller(t, db, fixedRouter{[]string{engram.CategoryWork, engram.CategoryLife}}, engram.DefaultRecallConfig())
 	const text = "The staging cluster restarts every Sunday at 03:00"
 	stored := addMemories(t, db, ctx, append([]*engram.Memory{
 		memory(engram.CategoryWork, text), memory(engram.CategoryLife, text),
@@ -251,7 +251,7 @@ func TestRecallInvalidRequests(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	ctx := storetest.Tenant(t, db, "invalid")
 	p0 := addMemories(t, db, ctx, &engram.Memory{Category: engram.CategoryLife, Content: "The user is Ada", Priority: engram.P0})[0]
-	cfg := learning.DefaultRecallConfig()
+	cfg := engram.DefaultRecallConfig()
 	r := newRecaller(t, db, fixedRouter{[]string{engram.CategoryLife}}, cfg)
 	for _, req := range []engram.RecallRequest{
 		{Query: "", TokenBudget: 100},
@@ -314,7 +314,7 @@ func TestRecallProperties(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	tok := storetest.Tokenizer(t)
 	rt := router.NewService(router.New(router.DefaultConfig()), db)
-	r := newRecaller(t, db, rt, learning.DefaultRecallConfig())
+	r := newRecaller(t, db, rt, engram.DefaultRecallConfig())
 	rng := rand.New(rand.NewPCG(20260301, 7))
 	categories := []string{engram.CategoryWork, engram.CategoryLife, engram.CategoryPreference, engram.CategoryEmotion, engram.CategoryStrategy}
 	agents := []string{"", "", "", "a1", "a2"}

@@ -42,27 +42,27 @@ type ScoreConfig struct {
 	RevisionFactor float64
 }
 
-// DefaultScoreConfig returns the constants of DESIGN §3: S of never, 365,
-// 90 and 14 days for P0–P3, floors 1, 0.3, 0.1 and 0, growth ×2, ×1.5 and
-// ×1.3 per positive use, ×0.5 per negative use down to 1 day, S capped at
-// 100 years, a Beta(10, 10) prior (one vote moves the reward factor by
-// about 2%: it takes a record, not a thumb, to move a memory) and needs_revision halving the score.
-func DefaultScoreConfig() ScoreConfig {
+// NewScoreConfig maps the scoring settings to the scorer's constants.
+func NewScoreConfig(c engram.ScoringConfig) ScoreConfig {
 	return ScoreConfig{
 		Decay: map[engram.Priority]Decay{
 			engram.P0: {Stability: 0, Floor: 1, Growth: 1},
-			engram.P1: {Stability: 365, Floor: 0.3, Growth: 2.0},
-			engram.P2: {Stability: 90, Floor: 0.1, Growth: 1.5},
-			engram.P3: {Stability: 14, Floor: 0, Growth: 1.3},
+			engram.P1: {Stability: c.P1StabilityDays, Floor: c.P1Floor, Growth: c.P1Growth},
+			engram.P2: {Stability: c.P2StabilityDays, Floor: c.P2Floor, Growth: c.P2Growth},
+			engram.P3: {Stability: c.P3StabilityDays, Floor: c.P3Floor, Growth: c.P3Growth},
 		},
-		Shrink:         0.5,
-		MinStability:   1,
-		MaxStability:   36500,
-		PriorUp:        10,
-		PriorDown:      10,
-		RevisionFactor: 0.5,
+		Shrink:         c.Shrink,
+		MinStability:   c.MinStabilityDays,
+		MaxStability:   c.MaxStabilityDays,
+		PriorUp:        c.PriorUp,
+		PriorDown:      c.PriorDown,
+		RevisionFactor: c.RevisionFactor,
 	}
 }
+
+// DefaultScoreConfig returns the scorer's constants for the default
+// settings (engram.DefaultScoringConfig).
+func DefaultScoreConfig() ScoreConfig { return NewScoreConfig(engram.DefaultScoringConfig()) }
 
 // priorities lists P0–P3 in the order of Scorer.decay.
 var priorities = [...]engram.Priority{engram.P0, engram.P1, engram.P2, engram.P3}
@@ -187,13 +187,15 @@ func (s *Scorer) reward(up, down int64) float64 {
 	return unit((u + s.cfg.PriorUp) / (u + d + s.cfg.PriorUp + s.cfg.PriorDown))
 }
 
-// ageDays is t, the days since m was last reinforced: written or used,
-// whichever is later. A timestamp in the future (clock skew between
+// ageDays is t, the days since m was last reinforced (ReinforcedAt:
+// created, its content edited, or approved by feedback); reads and down
+// votes do not count. A memory that carries no such time (built by hand)
+// is aged from its creation. A timestamp in the future (clock skew between
 // writers) counts as now.
 func (s *Scorer) ageDays(m *engram.Memory) float64 {
-	last := m.UpdatedAt
-	if m.LastAccessedAt != nil && m.LastAccessedAt.After(last) {
-		last = *m.LastAccessedAt
+	last := m.ReinforcedAt
+	if last.IsZero() {
+		last = m.CreatedAt
 	}
 	return max(s.now().Sub(last).Hours()/24, 0)
 }

@@ -70,7 +70,7 @@ func TestScoreConfigValidate(t *testing.T) {
 
 func TestScore(t *testing.T) {
 	s := newTestScorer(t)
-	accessed := daysAgo(14)
+	readNow := scoreNow
 	future := scoreNow.Add(48 * time.Hour)
 	tests := []struct {
 		name string
@@ -80,15 +80,17 @@ func TestScore(t *testing.T) {
 	}{
 		{
 			name: "P2 at its stability",
-			m:    engram.Memory{Priority: engram.P2, Confidence: 0.8, UpdatedAt: daysAgo(90)},
+			m:    engram.Memory{Priority: engram.P2, Confidence: 0.8, ReinforcedAt: daysAgo(90)},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 0.8, Retention: math.Exp(-1), Revision: 1,
 				AgeDays: 90, Stability: 90, Score: 0.5 * 0.8 * math.Exp(-1)},
 		},
 		{
-			name: "votes and last access",
+			// Read today, voted down and re-labelled today (UpdatedAt): the
+			// clock still runs from the last reinforcement, 14 days ago.
+			name: "votes; reads and other changes do not reset the clock",
 			m: engram.Memory{Priority: engram.P3, Confidence: 1, UpCount: 3, DownCount: 1,
-				UpdatedAt: daysAgo(400), LastAccessedAt: &accessed},
+				ReinforcedAt: daysAgo(14), UpdatedAt: scoreNow, LastAccessedAt: &readNow},
 			rel: 0.5,
 			want: engram.ScoreBreakdown{Relevance: 0.5, Reward: 13.0 / 24, // Beta(10, 10): (3+10)/(4+20)
 				Confidence: 1, Retention: math.Exp(-1), Revision: 1,
@@ -96,56 +98,56 @@ func TestScore(t *testing.T) {
 		},
 		{
 			name: "P1 floor",
-			m:    engram.Memory{Priority: engram.P1, Confidence: 1, UpdatedAt: daysAgo(3650)},
+			m:    engram.Memory{Priority: engram.P1, Confidence: 1, ReinforcedAt: daysAgo(3650)},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 0.3, Revision: 1,
 				AgeDays: 3650, Stability: 365, Score: 0.15},
 		},
 		{
 			name: "stored stability wins",
-			m:    engram.Memory{Priority: engram.P3, Stability: 28, Confidence: 1, UpdatedAt: daysAgo(28)},
+			m:    engram.Memory{Priority: engram.P3, Stability: 28, Confidence: 1, ReinforcedAt: daysAgo(28)},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: math.Exp(-1), Revision: 1,
 				AgeDays: 28, Stability: 28, Score: 0.5 * math.Exp(-1)},
 		},
 		{
 			name: "P0 never decays",
-			m:    engram.Memory{Priority: engram.P0, Stability: 5, Confidence: 1, UpdatedAt: daysAgo(10000)},
+			m:    engram.Memory{Priority: engram.P0, Stability: 5, Confidence: 1, ReinforcedAt: daysAgo(10000)},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 1,
 				AgeDays: 10000, Stability: 0, Score: 0.5},
 		},
 		{
 			name: "needs revision is demoted",
-			m:    engram.Memory{Priority: engram.P1, Confidence: 1, NeedsRevision: true, UpdatedAt: scoreNow},
+			m:    engram.Memory{Priority: engram.P1, Confidence: 1, NeedsRevision: true, ReinforcedAt: scoreNow},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 0.5,
 				AgeDays: 0, Stability: 365, Score: 0.25},
 		},
 		{
 			name: "future timestamp counts as now",
-			m:    engram.Memory{Priority: engram.P3, Confidence: 1, UpdatedAt: future},
+			m:    engram.Memory{Priority: engram.P3, Confidence: 1, ReinforcedAt: future},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 1,
 				AgeDays: 0, Stability: 14, Score: 0.5},
 		},
 		{
 			name: "unknown priority scores as P2",
-			m:    engram.Memory{Priority: "", Confidence: 1, UpdatedAt: daysAgo(90)},
+			m:    engram.Memory{Priority: "", Confidence: 1, ReinforcedAt: daysAgo(90)},
 			rel:  1,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: math.Exp(-1), Revision: 1,
 				AgeDays: 90, Stability: 90, Score: 0.5 * math.Exp(-1)},
 		},
 		{
 			name: "out of range inputs are clamped",
-			m:    engram.Memory{Priority: engram.P2, Confidence: 7, UpCount: -4, DownCount: -2, Stability: math.NaN(), UpdatedAt: scoreNow},
+			m:    engram.Memory{Priority: engram.P2, Confidence: 7, UpCount: -4, DownCount: -2, Stability: math.NaN(), ReinforcedAt: scoreNow},
 			rel:  2,
 			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 1,
 				AgeDays: 0, Stability: 90, Score: 0.5},
 		},
 		{
 			name: "NaN relevance and confidence count as 0",
-			m:    engram.Memory{Priority: engram.P2, Confidence: math.NaN(), UpdatedAt: scoreNow},
+			m:    engram.Memory{Priority: engram.P2, Confidence: math.NaN(), ReinforcedAt: scoreNow},
 			rel:  math.NaN(),
 			want: engram.ScoreBreakdown{Relevance: 0, Reward: 0.5, Confidence: 0, Retention: 1, Revision: 1,
 				AgeDays: 0, Stability: 90, Score: 0},
@@ -335,4 +337,11 @@ func BenchmarkScore(b *testing.B) {
 		sink += s.Score(&ms[i%len(ms)], 0.7).Score
 	}
 	_ = sink
+}
+
+// The default settings give a valid scorer.
+func TestDefaultScoreConfigValid(t *testing.T) {
+	if err := DefaultScoreConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
 }

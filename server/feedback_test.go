@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -77,12 +78,12 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	scorer := learning.NewScorer(scoring, time.Now)
-	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), learning.NewRecallConfig(cfg.Recall), time.Now)
+	scorer := learning.NewScorer(scoring, clock.now)
+	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
 		Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes, Recall: rec,
-		Feedback: learning.NewFeedback(db, scorer, learning.DefaultFeedbackConfig()),
+		Feedback: learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig()),
 		Export: func(w io.Writer, format string) (server.PairEncoder, bool, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {
@@ -988,6 +989,73 @@ func TestFeedbackExportPaging(t *testing.T) {
 					t.Errorf("paged 3 at a time:\n got %q\nwant %q", paged, want)
 				}
 			})
+		}
+	})
+}
+
+// TestDecayClock: a memory's age for decay runs from its last
+// reinforcement — creation, a content edit, positive feedback — and never
+// from being recalled, voted down or re-labelled.
+func TestDecayClock(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "acme")
+		t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+		e.clock.set(t0)
+		m := create(t, e.env, key, `{"content":"The staging database password rotates every Monday","category":"work","priority":"P3"}`)
+		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t0) {
+			t.Fatalf("created: reinforced_at %v, want %v", got.ReinforcedAt, t0)
+		}
+		age := func(at time.Time) float64 {
+			t.Helper()
+			e.clock.set(at)
+			rec := postRecall(t, e.env, key, map[string]any{"query": "when does the staging database password rotate", "token_budget": 200})
+			for _, it := range rec.Items {
+				if it.ID == m.ID {
+					return it.Breakdown.AgeDays
+				}
+			}
+			t.Fatalf("memory not recalled: %+v", rec.Items)
+			return 0
+		}
+		// Recalled daily for a week, voted down, re-labelled: still aging from t0.
+		var recallID string
+		for d := 1; d <= 7; d++ {
+			if got := age(t0.AddDate(0, 0, d)); math.Abs(got-float64(d)) > 1e-6 {
+				t.Fatalf("day %d: age %v days, want %d: being read must not reset the clock", d, got, d)
+			}
+		}
+		rec := postRecall(t, e.env, key, map[string]any{"query": "staging database password", "token_budget": 200})
+		recallID = rec.ID
+		wantStatus(t, e.do(t, "POST", "/v1/feedback", key, `{"recall_id":"`+recallID+`","thumb":"down","rater":"r1"}`), http.StatusCreated)
+		wantStatus(t, e.do(t, "PATCH", "/v1/memories/"+m.ID, key, `{"tags":["ops"],"importance":0.9}`), http.StatusOK)
+		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t0) || got.AccessCount == 0 || got.DownCount != 1 {
+			t.Fatalf("after reads, a down vote and a re-label: reinforced_at %v (want %v), access %d, down %d",
+				got.ReinforcedAt, t0, got.AccessCount, got.DownCount)
+		}
+		if got := age(t0.AddDate(0, 0, 10)); math.Abs(got-10) > 1e-6 {
+			t.Fatalf("age %v days after a down vote, want 10", got)
+		}
+		// A thumb up restarts it.
+		t1 := t0.AddDate(0, 0, 10)
+		rec = postRecall(t, e.env, key, map[string]any{"query": "staging database password", "token_budget": 200})
+		wantStatus(t, e.do(t, "POST", "/v1/feedback", key, `{"recall_id":"`+rec.ID+`","thumb":"up","rater":"r2"}`), http.StatusCreated)
+		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t1) {
+			t.Fatalf("after a thumb up: reinforced_at %v, want %v", got.ReinforcedAt, t1)
+		}
+		// So does a content edit, and a rollback to other content.
+		t2 := t0.AddDate(0, 0, 20)
+		e.clock.set(t2)
+		r := e.do(t, "PATCH", "/v1/memories/"+m.ID, key, `{"content":"The staging database password rotates every Tuesday"}`)
+		wantStatus(t, r, http.StatusOK)
+		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t2) {
+			t.Fatalf("after a content edit: reinforced_at %v, want %v", got.ReinforcedAt, t2)
+		}
+		t3 := t0.AddDate(0, 0, 30)
+		e.clock.set(t3)
+		wantStatus(t, e.do(t, "POST", "/v1/memories/"+m.ID+"/rollback", key, `{"version":1}`), http.StatusOK)
+		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t3) || !strings.Contains(got.Content, "Monday") {
+			t.Fatalf("after a rollback to other content: reinforced_at %v (want %v), content %q", got.ReinforcedAt, t3, got.Content)
 		}
 	})
 }

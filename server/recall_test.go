@@ -36,7 +36,7 @@ func newRecallEnv(t testing.TB, engine string) *env {
 		t.Fatal(err)
 	}
 	rec := learning.NewRecaller(db, routes, learning.NewScorer(scoring, time.Now), storetest.Tokenizer(t),
-		learning.NewRecallConfig(cfg.Recall), time.Now)
+		cfg.Recall, time.Now)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
 		Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes, Recall: rec,

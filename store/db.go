@@ -24,7 +24,6 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/configs"
 )
 
 // Options configures Open.
@@ -37,47 +36,7 @@ type Options struct {
 	Logger       *slog.Logger
 	Now          engram.Clock
 	Tokens       engram.TokenCounter
-	Policy       Policy
-}
-
-// Policy holds the validation limits and defaults that every write path
-// (HTTP, MCP, CLI) shares.
-type Policy struct {
-	Categories        []string
-	DefaultCategory   string
-	DefaultPriority   engram.Priority
-	DefaultConfidence float64
-	QuarantineUntrust bool // store unprovenanced writes under /untrusted/ instead of refusing them
-	MaxContentChars   int
-	MaxSummaryChars   int
-	MaxTags           int
-	MaxTagChars       int
-	Keys              engram.KeyLimits
-	DefaultListLimit  int
-	MaxListLimit      int
-	// Stability is the Ebbinghaus stability in days a new memory of each
-	// priority starts with (0: never decays).
-	Stability map[engram.Priority]float64
-}
-
-// NewPolicy maps the configuration to the store's policy.
-func NewPolicy(c configs.Config) Policy {
-	return Policy{
-		Categories:        c.Memory.Categories,
-		DefaultCategory:   c.Memory.DefaultCategory,
-		DefaultPriority:   engram.Priority(c.Memory.DefaultPriority),
-		DefaultConfidence: c.Memory.DefaultConfidence,
-		QuarantineUntrust: c.Memory.Untrusted == "quarantine",
-		MaxContentChars:   c.Limits.MaxContentChars,
-		MaxSummaryChars:   c.Limits.MaxSummaryChars,
-		MaxTags:           c.Limits.MaxTags,
-		MaxTagChars:       c.Limits.MaxTagChars,
-		Keys:              c.Limits.KeyLimits(),
-		DefaultListLimit:  c.Limits.DefaultListLimit,
-		MaxListLimit:      c.Limits.MaxListLimit,
-		Stability: map[engram.Priority]float64{engram.P0: 0, engram.P1: c.Scoring.P1StabilityDays,
-			engram.P2: c.Scoring.P2StabilityDays, engram.P3: c.Scoring.P3StabilityDays},
-	}
+	Rules        engram.Rules // validation and defaults of every write
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
@@ -88,7 +47,7 @@ type DB struct {
 	dialect dialect
 	now     engram.Clock
 	tokens  engram.TokenCounter
-	policy  Policy
+	rules   engram.Rules
 	log     *slog.Logger
 	secret  []byte // signs list cursors; shared through the settings table
 }
@@ -114,7 +73,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		NowFunc:                func() time.Time { return o.Now().UTC() },
 		SkipDefaultTransaction: true,
 	}
-	db := &DB{now: o.Now, tokens: o.Tokens, policy: o.Policy, log: o.Logger}
+	db := &DB{now: o.Now, tokens: o.Tokens, rules: o.Rules, log: o.Logger}
 	var err error
 	switch o.Driver {
 	case "sqlite":

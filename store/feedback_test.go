@@ -45,7 +45,7 @@ func (c *fbClock) set(t time.Time) {
 type fbFixture struct {
 	db    *store.DB
 	svc   *learning.Feedback
-	cfg   learning.FeedbackConfig
+	cfg   engram.FeedbackConfig
 	clock *fbClock
 	ctx   context.Context
 }
@@ -60,7 +60,7 @@ func newFBFixture(t *testing.T, engine string) *fbFixture {
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := learning.DefaultFeedbackConfig()
+	cfg := engram.DefaultFeedbackConfig()
 	f := &fbFixture{db: db, svc: learning.NewFeedback(db, learning.NewScorer(scoring, time.Now), cfg), cfg: cfg, clock: clock}
 	f.ctx = f.tenant(t, "alpha")
 	return f

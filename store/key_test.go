@@ -143,7 +143,7 @@ func TestSetKeyRefusals(t *testing.T) {
 func TestSetKeyQuarantine(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		o := storetest.Options(t, engine)
-		o.Policy.QuarantineUntrust = true
+		o.Rules.Memory.Untrusted = "quarantine"
 		db := storetest.OpenWith(t, o)
 		ctx := storetest.Tenant(t, db, "acme")
 		m, err := setKey(db, ctx, "/kb/rumour", `"unsourced"`, `{"kind":"web","name":"forum"}`)

@@ -26,9 +26,9 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	limit := f.Limit
 	switch {
 	case limit == 0:
-		limit = db.policy.DefaultListLimit
-	case limit < 0 || limit > db.policy.MaxListLimit:
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.policy.MaxListLimit)
+		limit = db.rules.Limits.DefaultListLimit
+	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
+		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
 	}
 	fingerprint := filterFingerprint(tenant, f)
 	after, err := db.decodeCursor(f.Cursor, fingerprint)

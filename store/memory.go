@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -63,6 +61,7 @@ type memoryRow struct {
 	UpdatedAt         time.Time
 	LastAccessedAt    *time.Time
 	AccessCount       int64
+	ReinforcedAt      *time.Time
 	Version           int64
 	SearchBody        string
 	SearchMeta        string
@@ -74,7 +73,7 @@ func (memoryRow) TableName() string { return "memories" }
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
 	"summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
-	"archived", "expires_at", "updated_at", "version", "search_body", "search_meta"}
+	"archived", "expires_at", "updated_at", "reinforced_at", "version", "search_body", "search_meta"}
 
 // readColumns are the memories columns a read needs: all but the analyzed
 // search text, which only the indexes use and which doubles the bytes.
@@ -89,7 +88,7 @@ var leanColumns = []string{"seq", "id", "tenant_id", "agent_id", "key", "categor
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
-	"access_count", "version"}
+	"access_count", "reinforced_at", "version"}
 
 // findLean runs q (a memories query) for leanColumns.
 func findLean(q *gorm.DB) ([]memoryRow, error) {
@@ -101,12 +100,12 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 	var out []memoryRow
 	for rows.Next() {
 		var r memoryRow
-		var expires, accessed sql.NullTime
+		var expires, accessed, reinforced sql.NullTime
 		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.AgentID, &r.Key, &r.Category, &r.Subcategory, &r.Type, &r.Tags,
 			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
 			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
 			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
-			&r.AccessCount, &r.Version); err != nil {
+			&r.AccessCount, &reinforced, &r.Version); err != nil {
 			return nil, err
 		}
 		if expires.Valid {
@@ -114,6 +113,9 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 		}
 		if accessed.Valid {
 			r.LastAccessedAt = &accessed.Time
+		}
+		if reinforced.Valid {
+			r.ReinforcedAt = &reinforced.Time
 		}
 		out = append(out, r)
 	}
@@ -144,6 +146,11 @@ func (r *memoryRow) toMemory() *engram.Memory {
 		Valid: r.Valid, Archived: r.Archived, ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), LastAccessedAt: utcPtr(r.LastAccessedAt), AccessCount: r.AccessCount,
 		Version: r.Version, Tags: []string{},
+	}
+	if r.ReinforcedAt != nil {
+		m.ReinforcedAt = r.ReinforcedAt.UTC()
+	} else {
+		m.ReinforcedAt = r.UpdatedAt.UTC()
 	}
 	if r.Key != nil {
 		m.Key = *r.Key
@@ -177,6 +184,8 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	r.Valid, r.Archived, r.ExpiresAt = m.Valid, m.Archived, utcPtr(m.ExpiresAt)
 	r.CreatedAt, r.UpdatedAt, r.LastAccessedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), utcPtr(m.LastAccessedAt)
 	r.AccessCount, r.Version = m.AccessCount, m.Version
+	reinforced := m.ReinforcedAt.UTC()
+	r.ReinforcedAt = &reinforced
 
 	m.ContentHash = contentHash(m.Content)
 	m.TokenCount = db.tokens.Count(m.Content)
@@ -233,91 +242,6 @@ func tenantOf(ctx context.Context) (string, error) {
 	return t, nil
 }
 
-// validate checks m against the policy and normalises its tags.
-func (db *DB) validate(m *engram.Memory) error {
-	p := db.policy
-	if strings.TrimSpace(m.Content) == "" {
-		return engram.Errorf(engram.EINVALID, "content must not be empty")
-	}
-	if n := utf8.RuneCountInString(m.Content); n > p.MaxContentChars {
-		return engram.Errorf(engram.ETOOLARGE, "content has %d characters; the limit is %d", n, p.MaxContentChars)
-	}
-	if n := utf8.RuneCountInString(m.Context); n > p.MaxContentChars {
-		return engram.Errorf(engram.ETOOLARGE, "context has %d characters; the limit is %d", n, p.MaxContentChars)
-	}
-	if n := utf8.RuneCountInString(m.Summary); n > p.MaxSummaryChars {
-		return engram.Errorf(engram.ETOOLARGE, "summary has %d characters; the limit is %d", n, p.MaxSummaryChars)
-	}
-	if len(m.Data) > 4*p.MaxContentChars {
-		return engram.Errorf(engram.ETOOLARGE, "data is larger than %d bytes", 4*p.MaxContentChars)
-	}
-	if !contains(p.Categories, m.Category) {
-		return engram.Errorf(engram.EINVALID, "unknown category %q; known: %s", m.Category, strings.Join(p.Categories, ", "))
-	}
-	if !m.Priority.Valid() {
-		return engram.Errorf(engram.EINVALID, "priority must be P0, P1, P2 or P3")
-	}
-	for name, v := range map[string]float64{"importance": m.Importance, "confidence": m.Confidence} {
-		if v < 0 || v > 1 || v != v {
-			return engram.Errorf(engram.EINVALID, "%s must be between 0 and 1", name)
-		}
-	}
-	if !engram.ValidSecurityLevel(m.SecurityLevel) {
-		return engram.Errorf(engram.EINVALID, "security_level must be public, internal, confidential or secret")
-	}
-	for name, v := range map[string]string{"agent_id": m.AgentID, "subcategory": m.Subcategory, "type": m.Type} {
-		if len(v) > 128 || hasControl(v) {
-			return engram.Errorf(engram.EINVALID, "%s must be at most 128 bytes without control characters", name)
-		}
-	}
-	if m.Key != "" {
-		if _, err := engram.NormalizeKey(m.Key, p.Keys); err != nil {
-			return err
-		}
-	}
-	// Provenance holds on every write path, PATCH and batch included: a
-	// keyed memory always has a source, and /kb/ keys and web, tool or
-	// file sources carry the full trail. Quarantined keys are exempt.
-	if !strings.HasPrefix(m.Key, untrustedPrefix) && (m.Key != "" || !isEmptySource(m.Source)) {
-		if err := engram.CheckProvenance(m.Key, m.Source); err != nil {
-			return err
-		}
-	}
-	if len(m.Tags) > p.MaxTags {
-		return engram.Errorf(engram.EINVALID, "%d tags; the limit is %d", len(m.Tags), p.MaxTags)
-	}
-	tags := make([]string, 0, len(m.Tags))
-	for _, t := range m.Tags {
-		t = strings.TrimSpace(t)
-		switch {
-		case t == "":
-			return engram.Errorf(engram.EINVALID, "tags must not be empty")
-		case utf8.RuneCountInString(t) > p.MaxTagChars:
-			return engram.Errorf(engram.EINVALID, "tag %.20q… is longer than %d characters", t, p.MaxTagChars)
-		case hasControl(t):
-			return engram.Errorf(engram.EINVALID, "tags must not contain control characters")
-		}
-		if !contains(tags, t) {
-			tags = append(tags, t)
-		}
-	}
-	m.Tags = tags
-	return nil
-}
-
-func hasControl(s string) bool {
-	return strings.IndexFunc(s, unicode.IsControl) >= 0
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // FindMemoryByID implements engram.MemoryService.
 func (db *DB) FindMemoryByID(ctx context.Context, id string) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
@@ -363,8 +287,8 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		return nil, err
 	}
 	for i, m := range ms {
-		db.applyDefaults(m)
-		if err := db.validate(m); err != nil {
+		db.rules.ApplyDefaults(m)
+		if err := db.rules.Validate(m); err != nil {
 			if len(ms) > 1 {
 				var e *engram.Error
 				if errors.As(err, &e) {
@@ -443,37 +367,13 @@ func (db *DB) findDuplicate(ctx context.Context, tx *gorm.DB, tenant string, m *
 	return dup, nil
 }
 
-// applyDefaults fills what a new memory did not set; a zero confidence or
-// importance counts as not set (a memory nobody trusts is not worth
-// storing, and the scorer would rank it at zero).
-func (db *DB) applyDefaults(m *engram.Memory) {
-	if m.Category == "" {
-		m.Category = db.policy.DefaultCategory
-	}
-	if m.Priority == "" {
-		m.Priority = db.policy.DefaultPriority
-	}
-	if m.Confidence == 0 {
-		m.Confidence = db.policy.DefaultConfidence
-	}
-	if m.Importance == 0 {
-		m.Importance = 0.5
-	}
-	if m.SecurityLevel == "" {
-		m.SecurityLevel = engram.SecurityInternal
-	}
-	if m.Tags == nil {
-		m.Tags = []string{}
-	}
-}
-
 // insert stores a new, validated memory and its create event.
 func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
 	now := db.now().UTC().Truncate(time.Microsecond)
 	m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
 	m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
-	m.Stability = db.policy.Stability[m.Priority]
-	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount = now, now, nil, 0
+	m.Stability = db.rules.Scoring.Stability(m.Priority)
+	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
 	row := memoryRow{TenantID: tenant}
 	db.fromMemory(&row, m)
 	if err := tx.Create(&row).Error; err != nil {
@@ -576,11 +476,14 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	if !changed {
 		return before, nil
 	}
-	if err := db.validate(m); err != nil {
+	if err := db.rules.Validate(m); err != nil {
 		return nil, err
 	}
 	m.Version = before.Version + 1
 	m.UpdatedAt = db.now().UTC().Truncate(time.Microsecond)
+	if engram.Reinforces(action, before, m) {
+		m.ReinforcedAt = m.UpdatedAt
+	}
 	next := *row
 	db.fromMemory(&next, m)
 	res := tx.Model(&memoryRow{}).Where("seq = ? AND version = ?", row.Seq, before.Version).
@@ -627,7 +530,7 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		set(&m.Archived, u.Archived)
 		if u.Priority != nil && *u.Priority != m.Priority {
 			m.Priority = *u.Priority
-			m.Stability = db.policy.Stability[m.Priority]
+			m.Stability = db.rules.Scoring.Stability(m.Priority)
 		}
 		if u.ExpiresAt != nil {
 			m.ExpiresAt = u.ExpiresAt
@@ -699,7 +602,8 @@ func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
 
 // RollbackMemory implements engram.MemoryService: the memory takes again
 // every stored field it had after version (content, metadata, feedback
-// state, validity); identity, creation time and access statistics stay.
+// state, validity); identity, creation time, access statistics and the
+// decay clock stay, and the clock restarts if the content changes.
 func (db *DB) RollbackMemory(ctx context.Context, id string, version int64, expect *int64) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -724,6 +628,7 @@ func (db *DB) RollbackMemory(ctx context.Context, id string, version int64, expe
 		old := ev.After
 		old.ID, old.CreatedAt = m.ID, m.CreatedAt
 		old.LastAccessedAt, old.AccessCount = m.LastAccessedAt, m.AccessCount
+		old.ReinforcedAt = m.ReinforcedAt // restored content that differs reinforces (engram.Reinforces)
 		*m = *old
 		return true, nil
 	})

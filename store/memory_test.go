@@ -68,7 +68,7 @@ func TestCreateInvalidChangesNothing(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		db := storetest.Open(t, engine)
 		ctx := storetest.Tenant(t, db, "acme")
-		long := strings.Repeat("x", storetest.Policy().MaxContentChars+1)
+		long := strings.Repeat("x", storetest.Rules().Limits.MaxContentChars+1)
 		manyTags := make([]string, 33)
 		for i := range manyTags {
 			manyTags[i] = fmt.Sprint("t", i)

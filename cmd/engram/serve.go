@@ -70,7 +70,7 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 	}
 	return store.Open(ctx, store.Options{
 		Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, DataDir: cfg.DataDir, MaxOpenConns: cfg.Store.MaxOpenConns,
-		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Policy: store.NewPolicy(cfg),
+		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Rules: cfg.Rules(),
 	})
 }
 
@@ -98,14 +98,14 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	routes := router.NewService(router.New(rcfg), db)
 	scorer := learning.NewScorer(scoring, time.Now)
 	recall := learning.NewRecaller(db, routes, scorer, tok,
-		learning.NewRecallConfig(cfg.Recall), time.Now)
+		cfg.Recall, time.Now)
 	mem := router.Learning(db, routes)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
 		mem = learning.Embedding(mem, embedder, db, logger)
 	}
-	feedback := learning.NewFeedback(db, scorer, learning.NewFeedbackConfig(cfg.Feedback))
+	feedback := learning.NewFeedback(db, scorer, cfg.Feedback)
 	return &Services{Memories: mem, Router: routes, Recall: recall, Feedback: feedback}, nil
 }
 

@@ -18,7 +18,6 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
 )
@@ -63,9 +62,9 @@ func Tokenizer(tb testing.TB) *tokens.Tokenizer {
 	return tok
 }
 
-// Policy returns the store policy of the default configuration.
-func Policy() store.Policy {
-	return store.NewPolicy(configs.Default())
+// Rules returns the write rules of the default configuration.
+func Rules() engram.Rules {
+	return engram.DefaultRules()
 }
 
 // Options returns store options for engine with a fresh database; the
@@ -77,7 +76,7 @@ func Options(tb testing.TB, engine string) store.Options {
 		MaxOpenConns: 4,
 		BusyTimeout:  5 * time.Second,
 		Tokens:       Tokenizer(tb),
-		Policy:       Policy(),
+		Rules:        Rules(),
 	}
 	if engine == "postgres" {
 		o.DSN = freshSchema(tb)
