@@ -150,3 +150,32 @@ type FeedbackService interface {
 	// EachUnpaired calls fn for each judged interaction matching f.
 	EachUnpaired(ctx context.Context, f PairFilter, fn func(*Unpaired) error) (string, error)
 }
+
+// Judgement is the latest feedback on one answer, as the pair rule sees it.
+type Judgement struct {
+	Signal float64 // in [-1, 1]
+	Rating bool    // a 1–5 rating rather than a thumb
+}
+
+// FeedbackPolicy is what a feedback does to memories and which answers
+// make a preference pair. The learning package states it; the store
+// applies it inside the feedback's transaction, so that a credit, its cap
+// and the pairs it completes commit together or not at all.
+type FeedbackPolicy interface {
+	// Shares returns each injected memory's share of a feedback on a
+	// recall, in (0, 1], from the scores the recall gave them (id → score).
+	Shares(scores map[string]float64) map[string]float64
+	// Credit moves m by a non-zero signal, scaled by its share; query is
+	// the recall's query ("" for feedback on the memory itself).
+	Credit(m *Memory, signal, share float64, query string)
+	// RaterLimit is how many feedbacks of one rater may move one memory
+	// within window; later ones are recorded but not applied.
+	RaterLimit() (limit int, window time.Duration)
+	// Pair says whether two judged answers to one prompt make a pair, of
+	// which kind (PairRegeneration, PairRating) and with what margin; the
+	// answer with the higher signal is the chosen one.
+	Pair(a, b Judgement) (kind string, margin float64, ok bool)
+	// CorrectionMargin is the margin of the pair a user's correction makes
+	// with the answer judged by signal.
+	CorrectionMargin(signal float64) float64
+}

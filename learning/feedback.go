@@ -2,18 +2,18 @@ package learning
 
 import (
 	"context"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/store"
 )
 
 // FeedbackStore is what feedback needs from the store.
 type FeedbackStore interface {
 	CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error)
-	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules store.FeedbackRules) (*engram.FeedbackResult, error)
+	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 }
@@ -26,7 +26,52 @@ type Feedback struct {
 	cfg    engram.FeedbackConfig
 }
 
-var _ engram.FeedbackService = (*Feedback)(nil)
+var (
+	_ engram.FeedbackService = (*Feedback)(nil)
+	_ engram.FeedbackPolicy  = (*Feedback)(nil)
+)
+
+// Shares implements engram.FeedbackPolicy: each injected memory's share of
+// a feedback is its score over the recall's best, so the memory that drove
+// the answer takes the full signal and a marginal one a fraction.
+func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
+	top := 0.0
+	for _, s := range scores {
+		top = math.Max(top, s)
+	}
+	w := make(map[string]float64, len(scores))
+	for id, s := range scores {
+		if top > 0 && s > 0 {
+			w[id] = s / top
+		}
+	}
+	return w
+}
+
+// RaterLimit implements engram.FeedbackPolicy: feedback.rater_cap per
+// feedback.rater_window.
+func (f *Feedback) RaterLimit() (int, time.Duration) { return f.cfg.RaterCap, f.cfg.RaterWindow }
+
+// Pair implements engram.FeedbackPolicy: two answers whose signals differ
+// by at least 1 make a pair — a rating pair when both are ratings (two
+// stars or more apart), a regeneration pair when either is a thumb (up
+// against down, or a thumb against a rating). The margin is the difference.
+func (f *Feedback) Pair(a, b engram.Judgement) (string, float64, bool) {
+	diff := math.Abs(a.Signal - b.Signal)
+	switch {
+	case diff < 1:
+		return "", 0, false
+	case a.Rating && b.Rating:
+		return engram.PairRating, diff, true
+	default:
+		return engram.PairRegeneration, diff, true
+	}
+}
+
+// CorrectionMargin implements engram.FeedbackPolicy: a correction beats
+// the answer it corrects by 1, and by more the worse that answer was
+// judged (1 − min(signal, 0): 2 for a thumb down).
+func (f *Feedback) CorrectionMargin(signal float64) float64 { return 1 - math.Min(signal, 0) }
 
 // NewFeedback returns the feedback service.
 func NewFeedback(st FeedbackStore, scorer *Scorer, cfg engram.FeedbackConfig) *Feedback {
@@ -110,12 +155,10 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	// rater name per vote still moves a memory at most RaterCap times per
 	// rater it names, and every name it uses is recorded as its own.
 	in.Rater = engram.ActorFromContext(ctx).KeyID + "/" + in.Rater
-	return f.FeedbackStore.SubmitFeedback(ctx, in, store.FeedbackRules{
-		Credit: f.credit, RaterCap: f.cfg.RaterCap, RaterWindow: f.cfg.RaterWindow,
-	})
+	return f.FeedbackStore.SubmitFeedback(ctx, in, f)
 }
 
-// credit moves one memory by a signal s in [-1, 1] with weight w, its
+// Credit implements engram.FeedbackPolicy. It moves one memory by a signal s in [-1, 1] with weight w, its
 // share of the answer (DESIGN §4): confidence a step towards 1 (positive)
 // or 0 (negative) and the reward's moving average, both scaled by w. A
 // memory that carried at least half the weight also counts a vote up or
@@ -124,7 +167,7 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 // recall's query (see engram.Memory.Learned); needs_revision is set once
 // down votes lead by the threshold (and cleared only by a person, with
 // PATCH). A down vote never touches the clock: punishment is not use.
-func (f *Feedback) credit(m *engram.Memory, s, w float64, query string) {
+func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
 	if s > 0 {
 		m.Confidence += f.cfg.ConfidenceStep * s * w * (1 - m.Confidence)
 	} else {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -174,35 +173,15 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	return refs
 }
 
-// creditWeights returns each injected memory's share of a feedback on
-// this recall: its score over the best score, so the memory that drove
-// the answer takes the full signal and a marginal one a fraction.
-func (r *recallRow) creditWeights() map[string]float64 {
+// scores returns the score the recall gave each memory it injected.
+func (r *recallRow) scores() map[string]float64 {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
-	top := 0.0
+	out := make(map[string]float64, len(items))
 	for _, it := range items {
-		top = math.Max(top, it.Score)
+		out[it.ID] = it.Score
 	}
-	w := make(map[string]float64, len(items))
-	for _, it := range items {
-		if top > 0 {
-			w[it.ID] = it.Score / top
-		}
-	}
-	return w
-}
-
-// FeedbackRules are the learning policy SubmitFeedback applies.
-type FeedbackRules struct {
-	// Credit moves a memory by one feedback's signal (non-zero), scaled
-	// by weight in (0, 1]: the memory's share of the answer; query is the
-	// recall's query ("" for feedback on a memory itself).
-	Credit func(m *engram.Memory, signal, weight float64, query string)
-	// RaterCap is how many feedbacks of one rater may move one memory
-	// within RaterWindow; later ones are recorded but not applied.
-	RaterCap    int
-	RaterWindow time.Duration
+	return out
 }
 
 // SubmitFeedback records a feedback and, in the same transaction,
@@ -211,7 +190,7 @@ type FeedbackRules struct {
 // it completes. A repeated idempotency key returns the first result with
 // Replayed set and changes nothing. ENOTFOUND for a target outside the
 // tenant. The input must already be valid (see learning.Feedback).
-func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules FeedbackRules) (*engram.FeedbackResult, error) {
+func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
@@ -220,7 +199,7 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules
 		var res *engram.FeedbackResult
 		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var err error
-			res, err = db.submitFeedback(ctx, tx, tenant, in, rules)
+			res, err = db.submitFeedback(ctx, tx, tenant, in, policy)
 			return err
 		})
 		switch {
@@ -234,7 +213,7 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, rules
 	}
 }
 
-func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in engram.FeedbackInput, rules FeedbackRules) (*engram.FeedbackResult, error) {
+func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error) {
 	if in.IdempotencyKey != "" {
 		var prior []feedbackRow
 		if err := tx.Where("tenant_id = ? AND idempotency_key = ?", tenant, in.IdempotencyKey).Limit(1).Find(&prior).Error; err != nil {
@@ -273,14 +252,14 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			if err != nil {
 				return nil, err
 			}
-			weights, query = rec.creditWeights(), rec.Query
+			weights, query = policy.Shares(rec.scores()), rec.Query
 		}
 	case in.RecallID != "":
 		rec, err := db.findRecall(tx, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
 		}
-		weights, query = rec.creditWeights(), rec.Query
+		weights, query = policy.Shares(rec.scores()), rec.Query
 	default:
 		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
 			return nil, err
@@ -302,7 +281,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		// lock the same memories in the same order.
 		sort.Strings(targets)
 		for _, id := range targets {
-			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, rules)
+			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, policy)
 			if err != nil {
 				return nil, err
 			}
@@ -312,7 +291,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		}
 	}
 	if inter != nil {
-		pairs, err := db.updateInteraction(tx, tenant, inter, fb)
+		pairs, err := db.updateInteraction(tx, tenant, inter, fb, policy)
 		if err != nil {
 			return nil, err
 		}
@@ -327,21 +306,22 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 
 // credit applies one feedback to one memory unless the rater's cap for
 // it is reached; a tombstoned memory is skipped (nil).
-func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, weight float64, query string, rules FeedbackRules) (*engram.CreditedMemory, error) {
+func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, weight float64, query string, policy engram.FeedbackPolicy) (*engram.CreditedMemory, error) {
 	var capped bool
+	limit, window := policy.RaterLimit()
 	m, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
 		// Counted under the memory's row lock (mutateTx), so concurrent
 		// votes of one rater see each other and the cap holds.
 		var used int64
 		if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
-			tenant, id, fb.Rater, fb.CreatedAt.Add(-rules.RaterWindow)).Count(&used).Error; err != nil {
+			tenant, id, fb.Rater, fb.CreatedAt.Add(-window)).Count(&used).Error; err != nil {
 			return false, fmt.Errorf("store: rater credits: %w", err)
 		}
-		capped = used >= int64(rules.RaterCap)
+		capped = used >= int64(limit)
 		if !m.Valid || capped {
 			return false, nil
 		}
-		rules.Credit(m, fb.Signal, weight, query)
+		policy.Credit(m, fb.Signal, weight, query)
 		return true, nil
 	})
 	switch {
@@ -361,13 +341,12 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 }
 
 // updateInteraction records the interaction's latest judgement and makes
-// the pairs it completes: a correction pair when the feedback carries a
-// correction; against every other judged answer of the same group, a
-// regeneration pair when their signals differ by at least 1 (thumbs up
-// against down, or a thumb against a rating), a rating pair when both are
-// ratings at least two stars apart. A pair is made once per pair of
-// answers (or correction), whatever the later feedback.
-func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRow, fb feedbackRow) ([]string, error) {
+// the pairs it completes, as the policy decides: a correction pair when the
+// feedback carries a correction that differs from the answer, and a pair
+// with every other judged answer of the same group that the policy pairs.
+// A pair is made once per pair of answers (or correction), whatever the
+// later feedback.
+func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRow, fb feedbackRow, policy engram.FeedbackPolicy) ([]string, error) {
 	kind := "thumb"
 	if fb.Rating != 0 {
 		kind = "rating"
@@ -417,7 +396,7 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 	if fb.Correction != "" && fb.Correction != inter.Response {
 		sum := sha256.Sum256([]byte(fb.Correction))
 		if err := add(&pairRow{Kind: engram.PairCorrection, DedupeKey: "correction:" + inter.ID + ":" + hex.EncodeToString(sum[:16]), Chosen: fb.Correction,
-			Rejected: inter.Response, Margin: 1 - math.Min(fb.Signal, 0), RejectedInteractionID: inter.ID,
+			Rejected: inter.Response, Margin: policy.CorrectionMargin(fb.Signal), RejectedInteractionID: inter.ID,
 			FeedbackIDs: mustJSON([]string{fb.ID}), ChosenMemories: mustJSON(mine), RejectedMemories: mustJSON(mine)}); err != nil {
 			return nil, err
 		}
@@ -432,14 +411,9 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 		if peer.Response == inter.Response {
 			continue
 		}
-		diff := fb.Signal - *peer.LastSignal
-		var pkind string
-		switch {
-		case kind == "rating" && peer.LastKind == "rating" && math.Abs(diff) >= 1: // two stars or more
-			pkind = engram.PairRating
-		case (kind == "thumb" || peer.LastKind == "thumb") && math.Abs(diff) >= 1:
-			pkind = engram.PairRegeneration
-		default:
+		pkind, margin, ok := policy.Pair(engram.Judgement{Signal: fb.Signal, Rating: kind == "rating"},
+			engram.Judgement{Signal: *peer.LastSignal, Rating: peer.LastKind == "rating"})
+		if !ok {
 			continue
 		}
 		peerRefs, err := refs(peer)
@@ -449,7 +423,7 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 		chosen, rejected := inter, peer
 		chosenRefs, rejectedRefs := mine, peerRefs
 		chosenFB, rejectedFB := fb.ID, peer.LastFeedbackID
-		if diff < 0 {
+		if fb.Signal < *peer.LastSignal {
 			chosen, rejected, chosenRefs, rejectedRefs, chosenFB, rejectedFB = peer, inter, peerRefs, mine, peer.LastFeedbackID, fb.ID
 		}
 		a, b := inter.ID, peer.ID
@@ -457,7 +431,7 @@ func (db *DB) updateInteraction(tx *gorm.DB, tenant string, inter *interactionRo
 			a, b = b, a
 		}
 		if err := add(&pairRow{Kind: pkind, DedupeKey: "answers:" + a + "|" + b, Chosen: chosen.Response, Rejected: rejected.Response,
-			Margin: math.Abs(diff), ChosenInteractionID: chosen.ID, RejectedInteractionID: rejected.ID,
+			Margin: margin, ChosenInteractionID: chosen.ID, RejectedInteractionID: rejected.ID,
 			FeedbackIDs: mustJSON([]string{chosenFB, rejectedFB}), ChosenMemories: mustJSON(chosenRefs), RejectedMemories: mustJSON(rejectedRefs)}); err != nil {
 			return nil, err
 		}
