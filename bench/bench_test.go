@@ -17,10 +17,10 @@ import (
 // services wires a fresh SQLite store the way cmd/engram does.
 func services(tb testing.TB) (Services, *store.DB) {
 	db := storetest.Open(tb, "sqlite")
-	routes := router.NewService(router.New(router.DefaultConfig()), db)
+	routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
 	rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 		storetest.Tokenizer(tb), engram.DefaultRecallConfig(), time.Now)
-	return Services{Auth: db, Memories: router.Learning(db, routes), Recall: rec, Router: routes}, db
+	return Services{Auth: db, Memories: db, Recall: rec, Router: routes}, db
 }
 
 func TestLatencyHarness(t *testing.T) {

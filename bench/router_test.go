@@ -22,7 +22,7 @@ var routerFloors = map[string]struct{ intent, mode, top1, top2 float64 }{
 
 func TestRouterAccuracy(t *testing.T) {
 	ctx := engram.NewContextWithTenant(context.Background(), "eval")
-	svc := router.NewService(router.New(router.DefaultConfig()), nil)
+	svc := router.NewService(router.New(router.DefaultConfig()), nil, 0)
 	for _, name := range RouterSets {
 		t.Run(name, func(t *testing.T) {
 			items, err := LoadRouterSet(name)

@@ -41,6 +41,7 @@ type Config struct {
 	Limits     engram.LimitsConfig   `yaml:"limits"`
 	Memory     engram.MemoryConfig   `yaml:"memory"`
 	Tokens     TokensConfig          `yaml:"tokens"`
+	Router     RouterConfig          `yaml:"router"`
 	Recall     engram.RecallConfig   `yaml:"recall"`
 	Scoring    engram.ScoringConfig  `yaml:"scoring"`
 	Embeddings EmbeddingsConfig      `yaml:"embeddings"`
@@ -81,6 +82,15 @@ type AuthConfig struct {
 	DefaultTenant string `yaml:"default_tenant"`
 }
 
+// RouterConfig tunes the query router's per-tenant models, which are a
+// cache of the store's change feed.
+type RouterConfig struct {
+	// MaxTenants bounds the tenants whose learned models one process keeps
+	// in memory; the least recently used are evicted and rebuilt from the
+	// store when next queried.
+	MaxTenants int `yaml:"max_tenants"`
+}
+
 // TokensConfig chooses the tokenizer used for token counts and budgets.
 type TokensConfig struct {
 	Encoding string `yaml:"encoding"`
@@ -107,6 +117,7 @@ func Default() Config {
 		Limits:     engram.DefaultLimitsConfig(),
 		Memory:     engram.DefaultMemoryConfig(),
 		Tokens:     TokensConfig{Encoding: "cl100k_base"},
+		Router:     RouterConfig{MaxTenants: 1000},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
@@ -330,6 +341,9 @@ func (c Config) Validate() error {
 	}
 	if c.Memory.Untrusted != "reject" && c.Memory.Untrusted != "quarantine" {
 		bad("memory.untrusted", "want reject or quarantine, got %q", c.Memory.Untrusted)
+	}
+	if c.Router.MaxTenants < 1 {
+		bad("router.max_tenants", "must be at least 1")
 	}
 	if c.Tokens.Encoding != "cl100k_base" && c.Tokens.Encoding != "o200k_base" {
 		bad("tokens.encoding", "want cl100k_base or o200k_base, got %q", c.Tokens.Encoding)

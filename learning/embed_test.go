@@ -114,12 +114,12 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		var calls atomic.Int64
 		db := storetest.Open(t, engine)
 		ctx := storetest.Tenant(t, db, "acme")
-		routes := router.NewService(router.New(router.DefaultConfig()), db)
+		routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, engram.MemoryService) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
 			rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
-			return rec, learning.Embedding(router.Learning(db, routes), e, db, slog.New(slog.DiscardHandler))
+			return rec, learning.Embedding(db, e, db, slog.New(slog.DiscardHandler))
 		}
 		good := embedServer(t, 0, &calls)
 		rec, mem := newRecaller(good.URL+"/v1", time.Second)

@@ -313,7 +313,7 @@ func TestRecallProperties(t *testing.T) {
 	const rounds, recallsPerRound = 4, 75
 	db := storetest.Open(t, "sqlite")
 	tok := storetest.Tokenizer(t)
-	rt := router.NewService(router.New(router.DefaultConfig()), db)
+	rt := router.NewService(router.New(router.DefaultConfig()), db, 0)
 	r := newRecaller(t, db, rt, engram.DefaultRecallConfig())
 	rng := rand.New(rand.NewPCG(20260301, 7))
 	categories := []string{engram.CategoryWork, engram.CategoryLife, engram.CategoryPreference, engram.CategoryEmotion, engram.CategoryStrategy}

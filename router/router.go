@@ -84,7 +84,6 @@ type Router struct {
 
 	mu      sync.RWMutex
 	tenants map[string]*model
-	loaded  map[string]bool
 }
 
 // New returns a Router for cfg.
@@ -109,7 +108,7 @@ func New(cfg Config) *Router {
 	if cfg.PriorWeight <= 0 {
 		cfg.PriorWeight = def.PriorWeight
 	}
-	r := &Router{cfg: cfg, tenants: map[string]*model{}, loaded: map[string]bool{}}
+	r := &Router{cfg: cfg, tenants: map[string]*model{}}
 	for _, c := range cats {
 		if c != engram.CategoryKB {
 			r.domains = append(r.domains, c)
@@ -183,19 +182,11 @@ func (r *Router) Forget(tenantID, category, text string) {
 	r.update(tenantID, category, text, -1)
 }
 
-// Loaded reports whether MarkLoaded was called for tenantID.
-func (r *Router) Loaded(tenantID string) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.loaded[tenantID]
-}
-
-// MarkLoaded records that the tenant's stored memories have been observed,
-// so that a caller bulk-loads each tenant once.
-func (r *Router) MarkLoaded(tenantID string) {
+// Drop forgets everything learned for tenantID.
+func (r *Router) Drop(tenantID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.loaded[tenantID] = true
+	delete(r.tenants, tenantID)
 }
 
 func (r *Router) update(tenantID, category, text string, sign int) {

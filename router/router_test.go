@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -343,39 +345,75 @@ func asStrings[T ~string](rules []rule[T]) []rule[string] {
 	return out
 }
 
-type fakeSource struct {
-	mu    sync.Mutex
-	calls map[string]int
-	docs  map[string][][2]string // tenant → (category, text)
-	err   error
+// fakeFeed is an in-memory change feed: per tenant, the live memories a
+// snapshot sees and the changes after it.
+type fakeFeed struct {
+	mu      sync.Mutex
+	loads   map[string]int
+	reads   map[string]int
+	live    map[string][]*engram.Memory
+	changes map[string][]*engram.Change
+	err     error
 }
 
-func (f *fakeSource) EachLabelled(ctx context.Context, fn func(category, text string) error) error {
+func newFakeFeed() *fakeFeed {
+	return &fakeFeed{loads: map[string]int{}, reads: map[string]int{}, live: map[string][]*engram.Memory{},
+		changes: map[string][]*engram.Change{}}
+}
+
+func (f *fakeFeed) EachLive(ctx context.Context, fn func(*engram.Memory) error) (int64, error) {
 	tenant := engram.TenantFromContext(ctx)
 	f.mu.Lock()
-	f.calls[tenant]++
-	err := f.err
+	f.loads[tenant]++
+	err, live, head := f.err, f.live[tenant], int64(len(f.changes[tenant]))
 	f.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	for _, d := range f.docs[tenant] {
-		if err := fn(d[0], d[1]); err != nil {
-			return err
+	for _, m := range live {
+		if err := fn(m); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return head, nil
+}
+
+func (f *fakeFeed) Changes(ctx context.Context, after int64, limit int) ([]*engram.Change, error) {
+	tenant := engram.TenantFromContext(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads[tenant]++
+	if f.err != nil {
+		return nil, f.err
+	}
+	all := f.changes[tenant]
+	if after >= int64(len(all)) {
+		return nil, nil
+	}
+	return all[after:min(int64(len(all)), after+int64(limit))], nil
+}
+
+// write appends a change of tenant's memory id from before to after.
+func (f *fakeFeed) write(tenant string, before, after *engram.Memory) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seq := int64(len(f.changes[tenant]) + 1)
+	f.changes[tenant] = append(f.changes[tenant], &engram.Change{Seq: seq, Before: before, After: after})
+}
+
+func mem(category, content string) *engram.Memory {
+	return &engram.Memory{Category: category, Content: content, Valid: true}
 }
 
 func TestService(t *testing.T) {
-	src := &fakeSource{calls: map[string]int{}, docs: map[string][][2]string{}}
+	feed := newFakeFeed()
 	for cat, texts := range learningCases[0].docs {
 		for _, text := range texts {
-			src.docs["acme"] = append(src.docs["acme"], [2]string{cat, text})
+			feed.live["acme"] = append(feed.live["acme"], mem(cat, text))
 		}
 	}
 	query := learningCases[0].query
-	svc := NewService(New(DefaultConfig()), src)
+	svc := NewService(New(DefaultConfig()), feed, 0)
 	acme := engram.NewContextWithTenant(context.Background(), "acme")
 
 	for _, q := range []string{"", "   ", "\n\t"} {
@@ -397,36 +435,90 @@ func TestService(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if src.calls["acme"] != 1 {
-		t.Errorf("tenant loaded %d times, want once", src.calls["acme"])
+	if feed.loads["acme"] != 1 {
+		t.Errorf("tenant loaded %d times, want once", feed.loads["acme"])
 	}
-	svc.Observe(acme, "work", "Falcon weekend cutover moved")
-	if m := svc.router.tenants["acme"]; m.docs != len(src.docs["acme"])+1 {
-		t.Errorf("Observe on a loaded tenant: %d docs, want %d", m.docs, len(src.docs["acme"])+1)
+
+	// Changes after the snapshot are applied before the next route: a
+	// memory created, then edited, then deleted.
+	docs := func() int { return svc.router.tenants["acme"].docs }
+	n := docs()
+	falcon := mem("work", "Falcon weekend cutover moved")
+	feed.write("acme", nil, falcon)
+	if _, err := svc.RouteQuery(acme, query); err != nil || docs() != n+1 {
+		t.Fatalf("after a create: %d docs, want %d (%v)", docs(), n+1, err)
 	}
-	svc.Forget(acme, "work", "Falcon weekend cutover moved")
+	edited := mem("emotion", "Falcon weekend cutover moved again, I am so stressed")
+	feed.write("acme", falcon, edited)
+	if _, err := svc.RouteQuery(acme, query); err != nil || docs() != n+1 || svc.router.tenants["acme"].tokens["emotion"] == 0 {
+		t.Fatalf("after an edit: %d docs, emotion tokens %d (%v)", docs(), svc.router.tenants["acme"].tokens["emotion"], err)
+	}
+	gone := *edited
+	gone.Valid = false
+	feed.write("acme", edited, &gone)
+	if _, err := svc.RouteQuery(acme, query); err != nil || docs() != n || svc.router.tenants["acme"].tokens["emotion"] != 0 {
+		t.Fatalf("after a delete: %d docs, want %d (%v)", docs(), n, err)
+	}
+	// A model kept current by changes equals one loaded afresh.
+	fresh := NewService(New(DefaultConfig()), feed, 0)
+	if _, err := fresh.RouteQuery(acme, query); err != nil {
+		t.Fatal(err)
+	}
+	a, b := svc.router.tenants["acme"], fresh.router.tenants["acme"]
+	if a.docs != b.docs || !maps.Equal(a.tokens, b.tokens) {
+		t.Errorf("followed model %d docs %v, fresh model %d docs %v", a.docs, a.tokens, b.docs, b.tokens)
+	}
 
 	globex := engram.NewContextWithTenant(context.Background(), "globex")
-	svc.Observe(globex, "work", "ignored until globex is loaded")
-	if svc.router.tenants["globex"] != nil {
-		t.Errorf("Observe before the load changed the model")
+	feed.err = errors.New("database is down")
+	if _, err := svc.RouteQuery(globex, query); err == nil || svc.router.tenants["globex"] != nil {
+		t.Errorf("failed load: error %v, model %v", err, svc.router.tenants["globex"])
 	}
-	src.err = errors.New("database is down")
-	if _, err := svc.RouteQuery(globex, query); err == nil || svc.router.Loaded("globex") {
-		t.Errorf("failed load: error %v, loaded %v", err, svc.router.Loaded("globex"))
-	}
-	src.err = nil
+	feed.err = nil
 	rt, err := svc.RouteQuery(globex, query)
-	if err != nil || !svc.router.Loaded("globex") {
-		t.Fatalf("retried load: %v", err)
+	if err != nil || feed.loads["globex"] != 2 {
+		t.Fatalf("retried load: %v, %d loads", err, feed.loads["globex"])
 	}
 	if rt.Domains[0].Name != "life" {
 		t.Errorf("globex routes on acme's memories: %v", rt.Domains)
 	}
 
-	plain := NewService(New(DefaultConfig()), nil)
+	plain := NewService(New(DefaultConfig()), nil, 0)
 	if _, err := plain.RouteQuery(acme, strings.Repeat("会议 ", 50000)); err != nil {
-		t.Errorf("service without a source: %v", err)
+		t.Errorf("service without a feed: %v", err)
+	}
+}
+
+// TestServiceEvicts: at most maxTenants models stay in memory; an evicted
+// tenant is rebuilt from the store, and routes the same.
+func TestServiceEvicts(t *testing.T) {
+	feed := newFakeFeed()
+	for i := range 5 {
+		tenant := fmt.Sprint("t", i)
+		feed.live[tenant] = []*engram.Memory{mem("work", "Falcon migration cutover"), mem("work", "Falcon sprint review")}
+	}
+	svc := NewService(New(DefaultConfig()), feed, 2)
+	ctx := func(i int) context.Context {
+		return engram.NewContextWithTenant(context.Background(), fmt.Sprint("t", i))
+	}
+	first, err := svc.RouteQuery(ctx(0), "how is Falcon going")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := svc.RouteQuery(ctx(i), "how is Falcon going"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(svc.tenants) != 2 || len(svc.router.tenants) != 2 || svc.lru.Len() != 2 {
+		t.Errorf("%d states, %d models, %d in the LRU list; want 2 each", len(svc.tenants), len(svc.router.tenants), svc.lru.Len())
+	}
+	again, err := svc.RouteQuery(ctx(0), "how is Falcon going")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if feed.loads["t0"] != 2 || !reflect.DeepEqual(first, again) {
+		t.Errorf("evicted tenant: %d loads, route %+v then %+v", feed.loads["t0"], first, again)
 	}
 }
 
@@ -443,8 +535,9 @@ func TestConcurrentRouteObserve(t *testing.T) {
 				case 1:
 					r.Forget(tenant, "work", fmt.Sprintf("Falcon task %d shipped", j-1))
 				case 2:
-					r.MarkLoaded(tenant)
-					_ = r.Loaded(tenant)
+					if j%40 == 2 {
+						r.Drop(tenant)
+					}
 				default:
 					checkRoute(t, r.Route(tenant, "Falcon 周末 status"))
 				}

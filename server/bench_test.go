@@ -33,10 +33,10 @@ func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
 		b.Fatal(err)
 	}
 	cfg := configs.Default()
-	routes := router.NewService(router.New(router.DefaultConfig()), db)
+	routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
 	lim := cfg.Limits
-	srv, err := server.New(server.Config{Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes,
+	srv, err := server.New(server.Config{Memories: db, Auth: db, Health: db, Router: routes,
 		Recall:   learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(b), cfg.Recall, time.Now),
 		Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Limits:   server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()}})

@@ -73,7 +73,7 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	cfg := configs.Default()
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db)
+	routes := router.NewService(router.New(rcfg), db, 0)
 	scoring := learning.NewScoreConfig(cfg.Scoring)
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
-		Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes, Recall: rec,
+		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec,
 		Feedback: learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig()),
 		Export: func(w io.Writer, format string) (server.PairEncoder, bool, error) {
 			f, err := learning.ParseFormat(format)

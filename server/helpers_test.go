@@ -319,3 +319,11 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+// mustDecode decodes the body into v.
+func mustDecode(t testing.TB, r *response, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode response: %v: %s", err, r)
+	}
+}

@@ -18,19 +18,26 @@ import (
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
 
 // newRecallEnv is newEnv with the router and the recall pipeline wired
-// the way cmd/engram's NewServices does: writes go through
-// router.Learning so that the tenant's routing model follows them.
+// the way cmd/engram's NewServices does: the router follows the store's
+// change feed.
 func newRecallEnv(t testing.TB, engine string) *env {
 	t.Helper()
-	db := storetest.Open(t, engine)
+	return newRecallEnvOn(t, storetest.Open(t, engine))
+}
+
+// newRecallEnvOn is newRecallEnv on an open store, so that two servers can
+// share one database.
+func newRecallEnvOn(t testing.TB, db *store.DB) *env {
+	t.Helper()
 	cfg := configs.Default()
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db)
+	routes := router.NewService(router.New(rcfg), db, 0)
 	scoring := learning.NewScoreConfig(cfg.Scoring)
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
@@ -39,7 +46,7 @@ func newRecallEnv(t testing.TB, engine string) *env {
 		cfg.Recall, time.Now)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
-		Memories: router.Learning(db, routes), Auth: db, Health: db, Router: routes, Recall: rec,
+		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec,
 		Limits: server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {

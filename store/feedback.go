@@ -199,8 +199,10 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, polic
 		var res *engram.FeedbackResult
 		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var err error
-			res, err = db.submitFeedback(ctx, tx, tenant, in, policy)
-			return err
+			if res, err = db.submitFeedback(ctx, tx, tenant, in, policy); err != nil {
+				return err
+			}
+			return db.sequence(tx, tenant)
 		})
 		switch {
 		case err == nil:

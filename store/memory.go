@@ -132,6 +132,7 @@ type eventRow struct {
 	After     *string
 	Actor     string
 	CreatedAt time.Time
+	FeedSeq   *int64 // NULL until the transaction's end (see sequence)
 }
 
 func (eventRow) TableName() string { return "memory_events" }
@@ -318,7 +319,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 				}
 				results[i] = &engram.CreateResult{Memory: created}
 			}
-			return nil
+			return db.sequence(tx, tenant)
 		})
 		if err == nil {
 			return results, nil
@@ -433,8 +434,10 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 		var out *engram.Memory
 		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var err error
-			out, err = db.mutateTx(ctx, tx, tenant, where, arg, expect, action, change)
-			return err
+			if out, err = db.mutateTx(ctx, tx, tenant, where, arg, expect, action, change); err != nil {
+				return err
+			}
+			return db.sequence(tx, tenant)
 		})
 		switch {
 		case err == nil:

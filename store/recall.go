@@ -111,34 +111,3 @@ func (db *DB) RecentMemories(ctx context.Context, agentID string, limit int) ([]
 	}
 	return out, nil
 }
-
-// EachLabelled calls fn with the category and text of every live memory
-// of the tenant, oldest first: the router's training data.
-func (db *DB) EachLabelled(ctx context.Context, fn func(category, text string) error) error {
-	tenant, err := tenantOf(ctx)
-	if err != nil {
-		return err
-	}
-	var after int64
-	for {
-		var rows []struct {
-			Seq      int64
-			Category string
-			Content  string
-			Summary  string
-		}
-		if err := db.r.WithContext(ctx).Raw(`SELECT seq, category, content, summary FROM memories
-			WHERE tenant_id = ? AND valid AND NOT archived AND seq > ? ORDER BY seq LIMIT 1000`, tenant, after).Scan(&rows).Error; err != nil {
-			return fmt.Errorf("store: labelled memories: %w", err)
-		}
-		for _, r := range rows {
-			if err := fn(r.Category, r.Content+"\n"+r.Summary); err != nil {
-				return err
-			}
-			after = r.Seq
-		}
-		if len(rows) < 1000 {
-			return nil
-		}
-	}
-}

@@ -95,11 +95,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	}
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db)
+	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(scoring, time.Now)
 	recall := learning.NewRecaller(db, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	mem := router.Learning(db, routes)
+	var mem engram.MemoryService = db
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
