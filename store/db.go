@@ -165,13 +165,23 @@ func (db *DB) openPostgres(o Options, gcfg *gorm.Config) error {
 	return nil
 }
 
-// redactErr keeps a DSN (which may hold a password) out of error text.
+// redactErr keeps a DSN (which may hold a password) out of error text:
+// the message names it <dsn>, and the chain below stays for errors.Is and
+// errors.As (a caller that prints an unwrapped error prints it whole).
 func redactErr(err error, dsn string) error {
 	if dsn == "" {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), dsn, "<dsn>"))
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), dsn, "<dsn>"), err: err}
 }
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // Close closes every connection.
 func (db *DB) Close() error {

@@ -21,6 +21,9 @@ type dialect interface {
 	// lockMigrations serialises migrations across processes.
 	lockMigrations(tx *gorm.DB) error
 	isUniqueViolation(err error) bool
+	// uniqueRule says which unique rule a unique violation broke, for the
+	// rules the store reacts to; ruleOther for any other.
+	uniqueRule(err error) uniqueRule
 	// isTransient reports a deadlock or serialization failure: the
 	// transaction was rolled back whole and can simply run again.
 	isTransient(err error) bool
@@ -40,6 +43,16 @@ type dialect interface {
 	// any term matches, best first (benchmark reference, see BareFTS).
 	rankedFTS(terms []string) (string, any)
 }
+
+// uniqueRule names the unique rules whose violation the store handles.
+type uniqueRule int
+
+const (
+	ruleOther        uniqueRule = iota
+	ruleDedupe                  // memories_dedupe: one live copy of a content per tenant, agent and category
+	ruleKey                     // memories_tenant_key: one memory per key
+	ruleEventVersion            // memory_events (memory_id, version): two writers made the same version
+)
 
 type sqliteDialect struct{}
 
@@ -69,6 +82,25 @@ func (sqliteDialect) isTransient(error) bool { return false }
 func (sqliteDialect) isUniqueViolation(err error) bool {
 	var e sqlite3.Error
 	return errors.As(err, &e) && (e.ExtendedCode == sqlite3.ErrConstraintUnique || e.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// uniqueRule reads the rule from the columns SQLite names: its error
+// carries no index name, only "UNIQUE constraint failed: table.column, …".
+func (d sqliteDialect) uniqueRule(err error) uniqueRule {
+	var e sqlite3.Error
+	if !d.isUniqueViolation(err) || !errors.As(err, &e) {
+		return ruleOther
+	}
+	_, cols, _ := strings.Cut(e.Error(), "constraint failed: ")
+	switch cols {
+	case "memories.tenant_id, memories.agent_id, memories.category, memories.content_hash":
+		return ruleDedupe
+	case "memories.tenant_id, memories.key":
+		return ruleKey
+	case "memory_events.memory_id, memory_events.version":
+		return ruleEventVersion
+	}
+	return ruleOther
 }
 
 // matchAll quotes every term as an FTS5 string ("..." with " doubled), so
@@ -123,6 +155,22 @@ func (postgresDialect) isTransient(err error) bool {
 func (postgresDialect) isUniqueViolation(err error) bool {
 	var e *pgconn.PgError
 	return errors.As(err, &e) && e.Code == "23505"
+}
+
+func (d postgresDialect) uniqueRule(err error) uniqueRule {
+	var e *pgconn.PgError
+	if !errors.As(err, &e) || e.Code != "23505" {
+		return ruleOther
+	}
+	switch e.ConstraintName {
+	case "memories_dedupe":
+		return ruleDedupe
+	case "memories_tenant_key":
+		return ruleKey
+	case "memory_events_memory_id_version_key":
+		return ruleEventVersion
+	}
+	return ruleOther
 }
 
 // matchAll builds the tsquery from quoted lexemes ('...' with ' doubled),

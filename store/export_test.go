@@ -37,3 +37,16 @@ func InsertSyntheticPairs(ctx context.Context, db *DB, n int) error {
 		return nil
 	})
 }
+
+// Exec runs a raw statement on the writer, for tests that provoke a
+// database error on purpose.
+func (db *DB) Exec(sql string, args ...any) error { return db.w.Exec(sql, args...).Error }
+
+// UniqueRule names the unique rule that err broke, as the store reads it:
+// dedupe, key, event_version or other.
+func (db *DB) UniqueRule(err error) string {
+	return [...]string{ruleOther: "other", ruleDedupe: "dedupe", ruleKey: "key", ruleEventVersion: "event_version"}[db.dialect.uniqueRule(err)]
+}
+
+// RedactErr is redactErr.
+var RedactErr = redactErr

@@ -332,7 +332,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		}
 		// A concurrent writer (PostgreSQL) stored the same content first,
 		// or a key is taken: retry, which finds and returns the duplicate.
-		if strings.Contains(err.Error(), "memories_dedupe") && attempt < 3 {
+		if db.dialect.uniqueRule(err) == ruleDedupe && attempt < 3 {
 			continue
 		}
 		for _, m := range ms {
@@ -444,7 +444,7 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 			return out, nil
 		case db.dialect.isTransient(err) && attempt < 5:
 			continue // a deadlock victim: the transaction was rolled back whole
-		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) && isEventClash(err)) && attempt < 5:
+		case (errors.Is(err, errRetry) || db.dialect.uniqueRule(err) == ruleEventVersion) && attempt < 5:
 			if expect != nil {
 				return nil, engram.Errorf(engram.ECONFLICT, "memory changed concurrently; reload and retry")
 			}
@@ -502,12 +502,6 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 		return nil, err
 	}
 	return out, db.appendEvent(ctx, tx, tenant, action, before, out)
-}
-
-// isEventClash reports a duplicate (memory_id, version) event: two writers
-// produced the same next version.
-func isEventClash(err error) bool {
-	return strings.Contains(err.Error(), "memory_events")
 }
 
 // UpdateMemory implements engram.MemoryService.
