@@ -33,3 +33,19 @@ type ChangeFeed interface {
 	// twice. The memories carry their category, content and summary.
 	EachLive(ctx context.Context, fn func(*Memory) error) (int64, error)
 }
+
+// FeedCursors keep, in the store, how far each background consumer of the
+// change feed (embeddings, the file mirror, re-reflection) has applied
+// each tenant's changes, and lease a tenant to one server at a time, so
+// that several engram servers on one database share the work and any of
+// them can resume it.
+type FeedCursors interface {
+	// ClaimFeed leases to holder, for lease, one tenant whose feed has
+	// changes that consumer has not applied and that no other holder
+	// leases now. It returns the tenant and the consumer's position in its
+	// feed, or ok false when there is none.
+	ClaimFeed(ctx context.Context, consumer, holder string, lease time.Duration) (tenantID string, after int64, ok bool, err error)
+	// AdvanceFeed records that consumer applied the tenant's changes up to
+	// seq and ends holder's lease; a no-op if the lease was lost.
+	AdvanceFeed(ctx context.Context, consumer, holder, tenantID string, seq int64) error
+}

@@ -56,6 +56,10 @@ type EmbeddingsConfig struct {
 	APIKey     string        `yaml:"api_key" secret:"true"`
 	Dimensions int           `yaml:"dimensions"`
 	Timeout    time.Duration `yaml:"timeout"`
+	// Poll is how often an idle server looks for memories to embed: new
+	// text gets its vector within about this long (lexical search finds
+	// it at once).
+	Poll time.Duration `yaml:"poll"`
 }
 
 // ServerConfig configures the HTTP server.
@@ -120,7 +124,7 @@ func Default() Config {
 		Router:     RouterConfig{MaxTenants: 1000},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
-		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second},
+		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
 		Scoring:    engram.DefaultScoringConfig(),
 	}
 }
@@ -362,8 +366,8 @@ func (c Config) Validate() error {
 		if e.Model == "" {
 			bad("embeddings.model", "must not be empty when embeddings.base_url is set")
 		}
-		if e.Timeout <= 0 {
-			bad("embeddings.timeout", "must be positive")
+		if e.Timeout <= 0 || e.Poll <= 0 {
+			bad("embeddings", "timeout and poll must be positive")
 		}
 		if e.Dimensions < 0 {
 			bad("embeddings.dimensions", "must not be negative")

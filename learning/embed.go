@@ -111,43 +111,115 @@ type VectorStore interface {
 	VectorSearch(ctx context.Context, model string, vec []float32, agentID string, limit int) ([]engram.LexicalHit, error)
 }
 
-// Embedding wraps a MemoryService so that every memory written is
-// embedded after its write commits. The write never waits on a failing
-// endpoint beyond the client's timeout and never fails because of it: the
-// memory stays searchable lexically and the failure is logged.
-func Embedding(mem engram.MemoryService, e Embedder, vs VectorStore, log *slog.Logger) engram.MemoryService {
-	return &embedding{MemoryService: mem, e: e, vs: vs, log: log}
+// EmbedConsumer names the embeddings' cursor in the change feed.
+const EmbedConsumer = "embeddings"
+
+// Embeddings keeps the vectors of memories in step with their text by
+// following the store's change feed (DESIGN §2): whatever wrote a memory —
+// the API, MCP, the sleep cycle, an import, any server on the database —
+// its new text is embedded once. Progress is a cursor per tenant in the
+// store, leased to one server at a time, so several servers share the
+// work and a crash loses none of it: a tenant whose lease runs out is
+// taken up again from its cursor. A failing endpoint never blocks a write;
+// the memory stays searchable lexically and the tenant is retried after
+// the lease.
+type Embeddings struct {
+	e       Embedder
+	feed    engram.ChangeFeed
+	cursors engram.FeedCursors
+	vs      VectorStore
+	log     *slog.Logger
+	holder  string
+	lease   time.Duration
 }
 
-type embedding struct {
-	engram.MemoryService
-	e   Embedder
-	vs  VectorStore
-	log *slog.Logger
+// NewEmbeddings returns the follower; holder names this process in the
+// leases it takes (unique per server).
+func NewEmbeddings(e Embedder, feed engram.ChangeFeed, cursors engram.FeedCursors, vs VectorStore, holder string, log *slog.Logger) *Embeddings {
+	return &Embeddings{e: e, feed: feed, cursors: cursors, vs: vs, log: log, holder: holder, lease: time.Minute}
 }
 
-func (w *embedding) index(ctx context.Context, ms ...*engram.Memory) {
-	var texts []string
-	var live []*engram.Memory
-	for _, m := range ms {
-		if m != nil && m.Valid && !m.Archived {
-			texts = append(texts, embedText(m))
-			live = append(live, m)
+// embedPage is how many changes one step reads, and embedBatch how many
+// texts one call to the endpoint sends.
+const (
+	embedPage  = 256
+	embedBatch = 64
+)
+
+// Run follows the feed until ctx ends, checking for work every poll when
+// there is none.
+func (w *Embeddings) Run(ctx context.Context, poll time.Duration) {
+	for ctx.Err() == nil {
+		worked, err := w.Step(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("embedding memories failed; they stay lexical until retried", "err", err)
+		}
+		if worked && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
 		}
 	}
-	if len(texts) == 0 {
-		return
+}
+
+// Step claims one tenant with unembedded changes, embeds the live
+// memories whose text changed in up to embedPage of its changes, and
+// advances its cursor. It reports whether it found work.
+func (w *Embeddings) Step(ctx context.Context) (bool, error) {
+	tenant, after, ok, err := w.cursors.ClaimFeed(ctx, EmbedConsumer, w.holder, w.lease)
+	if err != nil || !ok {
+		return false, err
 	}
-	vecs, err := w.e.Embed(ctx, texts)
+	seq, err := w.embed(engram.NewContextWithTenant(ctx, tenant), after)
+	// Advancing to the position reached (the old one after a failure)
+	// also ends the lease, so a failed tenant is retried at the next poll.
+	if aerr := w.cursors.AdvanceFeed(ctx, EmbedConsumer, w.holder, tenant, seq); err == nil {
+		err = aerr
+	}
+	return true, err
+}
+
+// embed embeds what changed in the tenant's feed after seq and returns the
+// sequence it got to.
+func (w *Embeddings) embed(tctx context.Context, after int64) (int64, error) {
+	changes, err := w.feed.Changes(tctx, after, embedPage)
 	if err != nil {
-		w.log.Warn("embedding memories failed; they stay lexical only", "err", err, "memories", len(texts))
-		return
+		return after, err
 	}
-	for i, m := range live {
-		if err := w.vs.SaveVector(ctx, m.ID, w.e.Model(), vecs[i]); err != nil {
-			w.log.Warn("saving an embedding failed", "err", err, "memory_id", m.ID)
+	var order []string
+	latest := map[string]*engram.Memory{}
+	for _, c := range changes {
+		m := c.After
+		if m == nil || !m.Valid || m.Archived || (c.Before != nil && c.Before.Valid && !c.Before.Archived && embedText(c.Before) == embedText(m)) {
+			continue
+		}
+		if _, seen := latest[m.ID]; !seen {
+			order = append(order, m.ID)
+		}
+		latest[m.ID] = m
+	}
+	for i := 0; i < len(order); i += embedBatch {
+		ids := order[i:min(i+embedBatch, len(order))]
+		texts := make([]string, len(ids))
+		for j, id := range ids {
+			texts[j] = embedText(latest[id])
+		}
+		vecs, err := w.e.Embed(tctx, texts)
+		if err != nil {
+			return after, fmt.Errorf("embed %d memories of tenant %s: %w", len(texts), engram.TenantFromContext(tctx), err)
+		}
+		for j, id := range ids {
+			if err := w.vs.SaveVector(tctx, id, w.e.Model(), vecs[j]); err != nil && engram.ErrorCode(err) != engram.ENOTFOUND {
+				return after, err
+			}
 		}
 	}
+	if len(changes) == 0 {
+		return after, nil
+	}
+	return changes[len(changes)-1].Seq, nil
 }
 
 // embedText is what a memory's vector encodes: content and context.
@@ -156,50 +228,4 @@ func embedText(m *engram.Memory) string {
 		return m.Content
 	}
 	return m.Content + "\n" + m.Context
-}
-
-func (w *embedding) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
-	res, err := w.MemoryService.CreateMemory(ctx, m)
-	if err == nil && !res.Deduplicated {
-		w.index(ctx, res.Memory)
-	}
-	return res, err
-}
-
-func (w *embedding) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engram.CreateResult, error) {
-	res, err := w.MemoryService.CreateMemories(ctx, ms)
-	if err == nil {
-		var fresh []*engram.Memory
-		for _, r := range res {
-			if !r.Deduplicated {
-				fresh = append(fresh, r.Memory)
-			}
-		}
-		w.index(ctx, fresh...)
-	}
-	return res, err
-}
-
-func (w *embedding) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate) (*engram.Memory, error) {
-	m, err := w.MemoryService.UpdateMemory(ctx, id, u)
-	if err == nil && (u.Content != nil || u.Context != nil) {
-		w.index(ctx, m)
-	}
-	return m, err
-}
-
-func (w *embedding) RollbackMemory(ctx context.Context, id string, version int64, expect *int64) (*engram.Memory, error) {
-	m, err := w.MemoryService.RollbackMemory(ctx, id, version, expect)
-	if err == nil {
-		w.index(ctx, m)
-	}
-	return m, err
-}
-
-func (w *embedding) SetKey(ctx context.Context, kw engram.KeyWrite) (*engram.Memory, error) {
-	m, err := w.MemoryService.SetKey(ctx, kw)
-	if err == nil {
-		w.index(ctx, m)
-	}
-	return m, err
 }

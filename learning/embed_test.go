@@ -115,21 +115,47 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		db := storetest.Open(t, engine)
 		ctx := storetest.Tenant(t, db, "acme")
 		routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
-		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, engram.MemoryService) {
+		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, *learning.Embeddings) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
 			rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
-			return rec, learning.Embedding(db, e, db, slog.New(slog.DiscardHandler))
+			return rec, learning.NewEmbeddings(e, db, db, db, "test-"+url, slog.New(slog.DiscardHandler))
+		}
+		// drain runs the follower until the feed holds nothing new for it.
+		drain := func(emb *learning.Embeddings) error {
+			for range 100 {
+				worked, err := emb.Step(context.Background())
+				if err != nil || !worked {
+					return err
+				}
+			}
+			t.Fatal("the follower never caught up")
+			return nil
 		}
 		good := embedServer(t, 0, &calls)
-		rec, mem := newRecaller(good.URL+"/v1", time.Second)
+		rec, emb := newRecaller(good.URL+"/v1", time.Second)
 		for _, c := range []string{"User drinks espresso every morning", "Dentist appointment moved to Tuesday", "The team ships on Fridays"} {
-			if _, err := mem.CreateMemory(ctx, &engram.Memory{Content: c, Category: "life"}); err != nil {
+			if _, err := db.CreateMemory(ctx, &engram.Memory{Content: c, Category: "life"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if calls.Load() != 3 {
-			t.Fatalf("each write embeds once; %d calls", calls.Load())
+		if err := drain(emb); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() != 1 {
+			t.Fatalf("three new memories are embedded in one call; %d calls", calls.Load())
+		}
+		// A tag edit leaves the text as it was: nothing to embed again.
+		m, err := db.FindMemories(ctx, engram.MemoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := []string{"x"}
+		if _, err := db.UpdateMemory(ctx, m.Items[0].ID, engram.MemoryUpdate{Tags: &tags}); err != nil {
+			t.Fatal(err)
+		}
+		if err := drain(emb); err != nil || calls.Load() != 1 {
+			t.Fatalf("a tag edit re-embedded: %d calls (%v)", calls.Load(), err)
 		}
 		got, err := rec.Recall(ctx, engram.RecallRequest{Query: "我想喝咖啡", TokenBudget: 200})
 		if err != nil {
@@ -141,13 +167,22 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()
-		rec, mem = newRecaller(down.URL+"/v1", time.Second)
-		if _, err := mem.CreateMemory(ctx, &engram.Memory{Content: "Team lunch on Friday", Category: "life"}); err != nil {
+		rec, broken := newRecaller(down.URL+"/v1", time.Second)
+		if _, err := db.CreateMemory(ctx, &engram.Memory{Content: "Team lunch on Friday", Category: "life"}); err != nil {
 			t.Fatalf("a failing endpoint must not fail a write: %v", err)
+		}
+		if err := drain(broken); err == nil {
+			t.Fatal("a failing endpoint must report its error")
 		}
 		got, err = rec.Recall(ctx, engram.RecallRequest{Query: "when does the team ship?", TokenBudget: 200})
 		if err != nil || !slices.Contains(got.DegradeReasons, "embeddings_error") || len(got.Items) == 0 {
 			t.Fatalf("endpoint down: %+v %v", got, err)
+		}
+		// The failure released the tenant: a working follower (another
+		// server) takes it up from the cursor and embeds what was missed.
+		before := calls.Load()
+		if err := drain(emb); err != nil || calls.Load() != before+1 {
+			t.Fatalf("retry after a failure: %d calls (%v)", calls.Load()-before, err)
 		}
 
 		slow := embedServer(t, 2*time.Second, &calls)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -104,4 +105,49 @@ func (db *DB) EachLive(ctx context.Context, fn func(*engram.Memory) error) (int6
 		}
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	return head, err
+}
+
+var _ engram.FeedCursors = (*DB)(nil)
+
+// ClaimFeed implements engram.FeedCursors. The candidate is read first and
+// leased by a conditional upsert, which only one of several racing servers
+// wins; a loser tries the next candidate.
+func (db *DB) ClaimFeed(ctx context.Context, consumer, holder string, lease time.Duration) (string, int64, bool, error) {
+	for range 5 {
+		now := db.now().UTC()
+		var cand []struct {
+			ID  string
+			Seq int64
+		}
+		if err := db.w.WithContext(ctx).Raw(`SELECT t.id, COALESCE(c.seq, 0) AS seq FROM tenants t
+			LEFT JOIN feed_cursors c ON c.tenant_id = t.id AND c.consumer = ?
+			WHERE t.feed_seq > COALESCE(c.seq, 0) AND (c.leased_until IS NULL OR c.leased_until < ?)
+			ORDER BY t.id LIMIT 1`, consumer, now).Scan(&cand).Error; err != nil {
+			return "", 0, false, fmt.Errorf("store: find feed work: %w", err)
+		}
+		if len(cand) == 0 {
+			return "", 0, false, nil
+		}
+		res := db.w.WithContext(ctx).Exec(`INSERT INTO feed_cursors (consumer, tenant_id, seq, holder, leased_until)
+			VALUES (?, ?, 0, ?, ?)
+			ON CONFLICT (consumer, tenant_id) DO UPDATE SET holder = excluded.holder, leased_until = excluded.leased_until
+			WHERE feed_cursors.leased_until IS NULL OR feed_cursors.leased_until < ?`,
+			consumer, cand[0].ID, holder, now.Add(lease), now)
+		if res.Error != nil {
+			return "", 0, false, fmt.Errorf("store: lease feed: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return cand[0].ID, cand[0].Seq, true, nil
+		}
+	}
+	return "", 0, false, nil
+}
+
+// AdvanceFeed implements engram.FeedCursors.
+func (db *DB) AdvanceFeed(ctx context.Context, consumer, holder, tenantID string, seq int64) error {
+	if err := db.w.WithContext(ctx).Exec(`UPDATE feed_cursors SET seq = ?, holder = '', leased_until = NULL
+		WHERE consumer = ? AND tenant_id = ? AND holder = ? AND seq <= ?`, seq, consumer, tenantID, holder, seq).Error; err != nil {
+		return fmt.Errorf("store: advance feed cursor: %w", err)
+	}
+	return nil
 }

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,5 +231,66 @@ func TestExportPairsCLI(t *testing.T) {
 	if code := Run(context.Background(), []string{"export", "pairs", "--data", filepath.Join(dir, "data"), "--format", "kto"},
 		nil, io.Discard, &errb); code != 1 {
 		t.Fatalf("unknown format: exit %d", code)
+	}
+}
+
+// TestEmbeddingsFollowWrites: with an embeddings endpoint configured, the
+// server embeds what is written in the background, following the change
+// feed, so a query in another language finds it through its vector.
+func TestEmbeddingsFollowWrites(t *testing.T) {
+	var inputs atomic.Int64
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		inputs.Add(int64(len(req.Input)))
+		type datum struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []datum
+		for i, text := range req.Input {
+			vec := []float32{0, 1} // a concept space of two: coffee, anything else
+			if strings.Contains(text, "espresso") || strings.Contains(text, "咖啡") {
+				vec = []float32{1, 0}
+			}
+			data = append(data, datum{Index: i, Embedding: vec})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	}))
+	t.Cleanup(fake.Close)
+	m := boot(t, t.TempDir(), []string{"ENGRAM_EMBEDDINGS_BASE_URL=" + fake.URL + "/v1", "ENGRAM_EMBEDDINGS_POLL=20ms"})
+	key, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", m.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode >= 300 {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	post("/v1/memories", `{"content":"User drinks a double espresso every morning","category":"preference"}`)
+	post("/v1/memories", `{"content":"The dentist moved to Tuesday","category":"life"}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(post("/v1/recall", `{"query":"我想喝咖啡","token_budget":200}`), "double espresso") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the memory was not embedded within 10 s (%d texts sent)", inputs.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

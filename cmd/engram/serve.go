@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,9 +35,11 @@ type Main struct {
 	Logger  *slog.Logger
 	KeyFile string // where a generated default key was saved, if any
 
-	ln   net.Listener
-	http *http.Server
-	done chan error
+	ln         net.Listener
+	http       *http.Server
+	done       chan error
+	background sync.WaitGroup     // feed followers
+	stop       context.CancelFunc // ends them
 }
 
 // commonFlags registers --config and --data (and --addr for serve) and
@@ -76,10 +80,13 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 
 // Services are the domain services built on one store.
 type Services struct {
-	Memories engram.MemoryService // the store, teaching the router as it writes
+	Memories engram.MemoryService
 	Router   *router.Service
 	Recall   *learning.Recaller
 	Feedback *learning.Feedback
+	// Embeddings follows the change feed when an embeddings endpoint is
+	// configured; nil otherwise. Main runs it in the background.
+	Embeddings *learning.Embeddings
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -99,14 +106,22 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	scorer := learning.NewScorer(scoring, time.Now)
 	recall := learning.NewRecaller(db, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	var mem engram.MemoryService = db
+	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
-		mem = learning.Embedding(mem, embedder, db, logger)
+		services.Embeddings = learning.NewEmbeddings(embedder, db, db, db, holderName(), logger)
 	}
-	feedback := learning.NewFeedback(db, scorer, cfg.Feedback)
-	return &Services{Memories: mem, Router: routes, Recall: recall, Feedback: feedback}, nil
+	return services, nil
+}
+
+// holderName names this process in the feed leases it takes: host, pid
+// and a random suffix, unique per server.
+func holderName() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
 
 // exporter adapts the export formats of learning to the server.
@@ -197,6 +212,11 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	bg, stop := context.WithCancel(context.Background())
+	m.stop = stop
+	if services.Embeddings != nil {
+		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
+	}
 	// IdleTimeout frees idle keep-alive connections; ReadTimeout bounds a
 	// request body trickled in slowly (bodies are at most 1 MiB).
 	m.http = &http.Server{Handler: srv, ReadHeaderTimeout: m.Config.Server.ReadHeaderTimeout,
@@ -264,6 +284,10 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), m.Config.Server.ShutdownTimeout)
 		defer cancel()
 		errs = append(errs, m.http.Shutdown(ctx))
+	}
+	if m.stop != nil {
+		m.stop()
+		m.background.Wait()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
