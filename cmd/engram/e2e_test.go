@@ -36,6 +36,31 @@ func boot(t *testing.T, dir string, environ []string) *Main {
 	return m
 }
 
+// poster returns a function that POSTs JSON to m with the default
+// tenant's generated key and returns the body of a 2xx answer.
+func poster(t *testing.T, m *Main) func(path, body string) string {
+	key, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", m.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+}
+
 // TestREADMEQuickstart runs the README's curl quickstart, as written,
 // against a freshly booted server.
 func TestREADMEQuickstart(t *testing.T) {
@@ -190,26 +215,7 @@ func TestRunUsageAndKeys(t *testing.T) {
 func TestExportPairsCLI(t *testing.T) {
 	dir := t.TempDir()
 	m := boot(t, dir, nil)
-	key, err := os.ReadFile(m.KeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	post := func(path, body string) string {
-		t.Helper()
-		req, _ := http.NewRequest("POST", m.URL()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
-	}
+	post := poster(t, m)
 	id := regexp.MustCompile(`"interaction_id":"(int_[a-z0-9]+)"`)
 	a := id.FindStringSubmatch(post("/v1/interactions", `{"prompt":"Tea or coffee?","response":"Tea.","turn_id":"t1"}`))[1]
 	b := id.FindStringSubmatch(post("/v1/interactions", `{"prompt":"Tea or coffee?","response":"Coffee, black.","turn_id":"t1"}`))[1]
@@ -264,26 +270,7 @@ func TestEmbeddingsFollowWrites(t *testing.T) {
 	}))
 	t.Cleanup(fake.Close)
 	m := boot(t, t.TempDir(), []string{"ENGRAM_EMBEDDINGS_BASE_URL=" + fake.URL + "/v1", "ENGRAM_EMBEDDINGS_POLL=20ms"})
-	key, err := os.ReadFile(m.KeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	post := func(path, body string) string {
-		t.Helper()
-		req, _ := http.NewRequest("POST", m.URL()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s: %d %s", path, res.StatusCode, b)
-		}
-		return string(b)
-	}
+	post := poster(t, m)
 	post("/v1/memories", `{"content":"User drinks a double espresso every morning","category":"preference"}`)
 	post("/v1/memories", `{"content":"The dentist moved to Tuesday","category":"life"}`)
 	deadline := time.Now().Add(10 * time.Second)
