@@ -3,6 +3,10 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,4 +69,104 @@ func BenchmarkRecall(b *testing.B) {
 
 func learningRequest(q string, budget int) engram.RecallRequest {
 	return engram.RecallRequest{Query: q, TokenBudget: budget}
+}
+
+// locomoSample is a one-conversation LoCoMo file: two sessions (and a
+// date with no session, as in conv-26), an image caption, and questions
+// that are scored, skipped (category 5) or have odd evidence ids.
+const locomoSample = `[{
+ "sample_id": "conv-T",
+ "conversation": {
+  "speaker_a": "Ann", "speaker_b": "Bob",
+  "session_1_date_time": "1:56 pm on 8 May, 2023",
+  "session_1": [
+   {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a greyhound called Comet."},
+   {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely! Where from?"},
+   {"speaker": "Ann", "dia_id": "D1:3", "text": "From the shelter downtown.", "blip_caption": "a photo of a dog on a sofa"}
+  ],
+  "session_2_date_time": "10:04 am on 2 June, 2023",
+  "session_2": [
+   {"speaker": "Bob", "dia_id": "D2:1", "text": "I started pottery classes on Tuesdays."},
+   {"speaker": "Ann", "dia_id": "D2:2", "text": "Send me a picture of your first bowl."}
+  ],
+  "session_3_date_time": "9:00 am on 1 July, 2023"
+ },
+ "qa": [
+  {"question": "What breed is Comet?", "evidence": ["D1:1"], "category": 4},
+  {"question": "Which classes did Bob start?", "evidence": ["D:2:1", "D9:9"], "category": 2},
+  {"question": "Where did Ann find the greyhound?", "evidence": ["D1:1; D1:3"], "category": 1},
+  {"question": "What did Bob adopt?", "evidence": ["D1:1"], "category": 5},
+  {"question": "Who has a cat?", "evidence": [], "category": 3}
+ ]
+}]`
+
+func TestLoCoMoHarness(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locomo.json")
+	if err := os.WriteFile(path, []byte(locomoSample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, plain := range []bool{false, true} {
+		svc, _ := services(t)
+		rep, err := RunLoCoMo(ctx, svc, LoCoMoOptions{Path: path, Budget: 4000, Plain: plain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Plain != plain || rep.Turns != 5 || rep.Questions != 3 || rep.Unmatched != 1 || rep.Unparseable != 0 {
+			t.Fatalf("plain=%v: report %+v", plain, rep)
+		}
+		if r := rep.ByCategory[4]; r == nil || r.N != 1 || r.Recall[1] != 1 {
+			t.Fatalf("plain=%v: single-hop %+v", plain, r)
+		}
+		var out bytes.Buffer
+		rep.Print(&out)
+		if want := map[bool]string{false: "previous turn as context", true: "plain turns"}[plain]; !strings.Contains(out.String(), want) {
+			t.Fatalf("plain=%v: table does not say %q:\n%s", plain, want, out.String())
+		}
+	}
+}
+
+// TestLoCoMoInput checks what each mode stores for a turn: the baseline's
+// row as content in both; speaker tag, data and previous turn as context
+// only in the default.
+func TestLoCoMoInput(t *testing.T) {
+	var convs []locomoConversation
+	if err := json.Unmarshal([]byte(locomoSample), &convs); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, plain := range []bool{false, true} {
+		svc, _ := services(t)
+		tctx, err := tenantCtx(ctx, svc.Auth, "input")
+		if err != nil {
+			t.Fatal(err)
+		}
+		byMemory, err := ingestConversation(tctx, svc, convs[0], plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for id, dia := range byMemory {
+			if dia != "D1:3" {
+				continue
+			}
+			found = true
+			m, err := svc.Memories.FindMemoryByID(tctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Content != "Ann: From the shelter downtown. [shares a photo of a dog on a sofa]" || m.Category == "" {
+				t.Fatalf("plain=%v: content %q, category %q", plain, m.Content, m.Category)
+			}
+			rich := m.Context == "Bob: Lovely! Where from?" && slices.Equal(m.Tags, []string{"Ann"}) &&
+				m.Type == "dialog_turn" && strings.Contains(string(m.Data), `"date":"1:56 pm on 8 May, 2023"`)
+			bare := m.Context == "" && len(m.Tags) == 0 && m.Type == "" && len(m.Data) == 0
+			if plain && !bare || !plain && !rich {
+				t.Fatalf("plain=%v: context %q, tags %q, type %q, data %s", plain, m.Context, m.Tags, m.Type, m.Data)
+			}
+		}
+		if !found {
+			t.Fatalf("plain=%v: turn D1:3 not stored: %v", plain, byMemory)
+		}
+	}
 }

@@ -44,6 +44,9 @@ var (
 type LoCoMoOptions struct {
 	Path   string
 	Budget int // token budget of every recall; large, so ranking is measured, not packing
+	// Plain feeds each turn as the BM25 baseline's row only (see
+	// ingestConversation); false feeds the richer default input.
+	Plain bool
 }
 
 // LoCoMoResult holds the retrieval metrics of one category (or all).
@@ -98,6 +101,9 @@ func (r *LoCoMoResult) finish() {
 
 // LoCoMoReport is the outcome of a run.
 type LoCoMoReport struct {
+	// Plain is the input the turns were stored with: true for the
+	// baseline's rows only, false for the default (see ingestConversation).
+	Plain       bool
 	Overall     *LoCoMoResult
 	ByCategory  map[int]*LoCoMoResult
 	Turns       int
@@ -207,12 +213,15 @@ func newReport() *LoCoMoReport {
 // rank. Scoring follows ../shared/bench/locomo/BASELINE.md exactly
 // (macro-averaged evidence recall@k, hit@k, MRR@20; evidence ids
 // normalised the same way), so the figures compare with its BM25 row.
+// opt.Plain chooses what each turn is stored with (see
+// ingestConversation): with it the input is the baseline's too.
 func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoReport, error) {
 	convs, err := loadLoCoMo(opt.Path)
 	if err != nil {
 		return nil, err
 	}
 	rep := newReport()
+	rep.Plain = opt.Plain
 	for _, conv := range convs {
 		tctx, byMemory, err := rep.ingest(ctx, svc, conv, "locomo-")
 		if err != nil {
@@ -230,14 +239,15 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 	return rep, nil
 }
 
-// ingest stores a conversation in a fresh tenant named prefix+sample id.
+// ingest stores a conversation in a fresh tenant named prefix+sample id,
+// with the input rep.Plain chooses.
 func (rep *LoCoMoReport) ingest(ctx context.Context, svc Services, conv locomoConversation, prefix string) (context.Context, map[string]string, error) {
 	tctx, err := tenantCtx(ctx, svc.Auth, prefix+strings.ToLower(conv.SampleID))
 	if err != nil {
 		return nil, nil, err
 	}
 	start := time.Now()
-	byMemory, err := ingestConversation(tctx, svc, conv)
+	byMemory, err := ingestConversation(tctx, svc, conv, rep.Plain)
 	if err != nil {
 		return nil, nil, fmt.Errorf("locomo %s: %w", conv.SampleID, err)
 	}
@@ -246,13 +256,25 @@ func (rep *LoCoMoReport) ingest(ctx context.Context, svc Services, conv locomoCo
 	return tctx, byMemory, nil
 }
 
+// locomoSource is the provenance of every stored turn.
+var locomoSource = json.RawMessage(`{"kind":"bench","name":"locomo"}`)
+
 // ingestConversation stores the turns and returns memory id → dia_id.
-// A turn becomes "Speaker: text [shares caption]" (the baseline's row),
-// tagged with the speaker, with the session date and dia_id as data and
-// the turn it replies to as its context (searched, never injected), as a
-// chat product would store a reply; its category is the top domain the
-// router gives the turn's text.
-func ingestConversation(ctx context.Context, svc Services, conv locomoConversation) (map[string]string, error) {
+// In both modes a turn's content is "Speaker: text [shares caption]",
+// exactly the body the BM25 baseline indexes (bm25_baseline.py's
+// turn_body: no date, no session), its category is the top domain the
+// router gives that text (the store requires one; recall ranks by it only
+// as a route, not by its words), and its source names the benchmark (not
+// searched).
+//
+//   - Default: the turn is also tagged with the speaker, has type
+//     dialog_turn, carries the session number, date and dia_id as data,
+//     and has the turn it replies to ("Speaker: text", the previous turn
+//     of its session) as its context (searched at half weight, never
+//     injected), as a chat product would store a reply.
+//   - plain: nothing else. No tags, type, data or context, so the input
+//     is the baseline's rows and only the retrieval differs.
+func ingestConversation(ctx context.Context, svc Services, conv locomoConversation, plain bool) (map[string]string, error) {
 	type session struct {
 		n     int
 		date  string
@@ -283,15 +305,16 @@ func ingestConversation(ctx context.Context, svc Services, conv locomoConversati
 			if t.BlipCaption != "" {
 				content += " [shares " + t.BlipCaption + "]"
 			}
-			data, _ := json.Marshal(map[string]any{"dia_id": t.DiaID, "session": s.n, "date": s.date})
 			route, err := svc.Router.RouteQuery(ctx, content)
 			if err != nil {
 				return nil, err
 			}
-			batch = append(batch, &engram.Memory{
-				Content: content, Category: route.Domains[0].Name, Tags: []string{t.Speaker}, Type: "dialog_turn",
-				Data: data, Source: json.RawMessage(`{"kind":"bench","name":"locomo"}`), Context: prev,
-			})
+			m := &engram.Memory{Content: content, Category: route.Domains[0].Name, Source: locomoSource}
+			if !plain {
+				m.Data, _ = json.Marshal(map[string]any{"dia_id": t.DiaID, "session": s.n, "date": s.date})
+				m.Tags, m.Type, m.Context = []string{t.Speaker}, "dialog_turn", prev
+			}
+			batch = append(batch, m)
 			prev = t.Speaker + ": " + t.Text
 			dia = append(dia, t.DiaID)
 		}
@@ -323,8 +346,12 @@ var categoryNames = map[int]string{1: "multi-hop", 2: "temporal", 3: "open-domai
 
 // Print writes the report as Markdown tables.
 func (rep *LoCoMoReport) Print(w io.Writer) {
-	fmt.Fprintf(w, "LoCoMo: %d turns stored in %.1f s, %d questions (categories 1-4 with evidence); %d evidence ids unmatched, %d unparseable\n\n",
-		rep.Turns, rep.IngestSecs, rep.Questions, rep.Unmatched, rep.Unparseable)
+	input := "turns with speaker tag, date and previous turn as context"
+	if rep.Plain {
+		input = "plain turns, the BM25 baseline's rows"
+	}
+	fmt.Fprintf(w, "LoCoMo (input: %s): %d turns stored in %.1f s, %d questions (categories 1-4 with evidence); %d evidence ids unmatched, %d unparseable\n\n",
+		input, rep.Turns, rep.IngestSecs, rep.Questions, rep.Unmatched, rep.Unparseable)
 	header := []string{"category", "n", "R@1", "R@5", "R@10", "R@20", "hit@10", "MRR@20", "BM25 R@10", "p50 ms", "p95 ms"}
 	row := func(name, key string, r *LoCoMoResult) []string {
 		return []string{name, strconv.Itoa(r.N), f3(r.Recall[1]), f3(r.Recall[5]), f3(r.Recall[10]), f3(r.Recall[20]),

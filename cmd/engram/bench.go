@@ -30,6 +30,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	plain := fs.Bool("plain", false, "locomo: store each turn as the BM25 baseline's row only (\"Speaker: text [shares caption]\"), without the speaker tag, date or previous turn as context")
 	feedback := fs.Bool("feedback", false, "locomo: measure the learning effect of thumbs (clean, then poisoned)")
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
@@ -70,6 +71,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return errors.New("bench locomo: --data locomo10.json is required")
 		}
 		if *feedback {
+			if *plain {
+				return errors.New("bench locomo: --plain applies to the recall-quality run, not --feedback")
+			}
 			opt := bench.FeedbackOptions{Path: *data, FeedbackBudget: *feedbackBudget, EvalBudget: *budget, Seed: 1}
 			clean, err := bench.RunLoCoMoFeedback(ctx, svc, opt, "clean-")
 			if err != nil {
@@ -83,7 +87,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			bench.PrintFeedback(stdout, clean, poisoned, *poison)
 			return nil
 		}
-		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget})
+		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain})
 		if err != nil {
 			return err
 		}

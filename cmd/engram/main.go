@@ -29,9 +29,10 @@ usage:
   engram keys revoke KEY_ID
   engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]
                      [--since T] [--until T] [--category C] [--min-margin M]
-  engram bench locomo --data locomo10.json [--budget N]   recall quality and latency on LoCoMo
+  engram bench locomo --data locomo10.json [--budget N] [--plain]
+                     recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
-  engram bench router [--data labelled.jsonl]           router accuracy on the labelled sets
+  engram bench router [--data labelled.jsonl]           router accuracy on the built-in sets
   engram version
 
 Every verb takes --data and --config; ENGRAM_* variables override the
