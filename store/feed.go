@@ -13,33 +13,42 @@ import (
 
 var _ engram.ChangeFeed = (*DB)(nil)
 
-// sequence numbers the events that this transaction appended (feed_seq
-// NULL), in the order they were appended, with the tenant's next feed
-// sequence numbers. It is the last step of every write transaction that
-// appends events: the UPDATE locks the tenant's row until commit, so a
-// tenant's transactions take their numbers in the order they commit and a
-// reader never sees number n+1 before n. The lock is taken last, after
-// every memory row lock, so it adds no lock cycle.
-func (db *DB) sequence(tx *gorm.DB, tenant string) error {
-	var n int64
-	if err := tx.Raw(`SELECT COUNT(*) FROM memory_events WHERE tenant_id = ? AND feed_seq IS NULL`, tenant).
-		Scan(&n).Error; err != nil {
-		return fmt.Errorf("store: count new events: %w", err)
-	}
-	if n == 0 {
+// pendingEvents are the events one write transaction appends; writeTx
+// inserts them, numbered, as the transaction's last step.
+type pendingEvents struct{ rows []eventRow }
+
+type pendingKey struct{}
+
+// writeTx runs fn in a write transaction of the tenant whose memory events
+// (appendEvent) are collected and inserted at its end with the tenant's
+// next feed sequence numbers. The UPDATE that takes the numbers locks the
+// tenant's row until commit, so a tenant's transactions take their numbers
+// in the order they commit and a reader never sees number n+1 before n.
+// The lock is taken last, after every memory row lock, so it adds no lock
+// cycle, and it is held only while the events are inserted.
+func (db *DB) writeTx(ctx context.Context, tenant string, fn func(ctx context.Context, tx *gorm.DB) error) error {
+	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		p := &pendingEvents{}
+		if err := fn(context.WithValue(ctx, pendingKey{}, p), tx); err != nil {
+			return err
+		}
+		if len(p.rows) == 0 {
+			return nil
+		}
+		var head int64
+		if err := tx.Raw(`UPDATE tenants SET feed_seq = feed_seq + ? WHERE id = ? RETURNING feed_seq`, len(p.rows), tenant).
+			Scan(&head).Error; err != nil {
+			return fmt.Errorf("store: advance feed: %w", err)
+		}
+		for i := range p.rows {
+			seq := head - int64(len(p.rows)) + int64(i) + 1
+			p.rows[i].FeedSeq = &seq
+		}
+		if err := tx.CreateInBatches(p.rows, 200).Error; err != nil {
+			return fmt.Errorf("store: append events: %w", err)
+		}
 		return nil
-	}
-	var head int64
-	if err := tx.Raw(`UPDATE tenants SET feed_seq = feed_seq + ? WHERE id = ? RETURNING feed_seq`, n, tenant).
-		Scan(&head).Error; err != nil {
-		return fmt.Errorf("store: advance feed: %w", err)
-	}
-	if err := tx.Exec(`UPDATE memory_events SET feed_seq = r.n + ?
-		FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS n FROM memory_events WHERE tenant_id = ? AND feed_seq IS NULL) AS r
-		WHERE memory_events.id = r.id`, head-n, tenant).Error; err != nil {
-		return fmt.Errorf("store: number events: %w", err)
-	}
-	return nil
+	})
 }
 
 // Changes implements engram.ChangeFeed.

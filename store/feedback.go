@@ -197,12 +197,10 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, polic
 	}
 	for attempt := 0; ; attempt++ {
 		var res *engram.FeedbackResult
-		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
 			var err error
-			if res, err = db.submitFeedback(ctx, tx, tenant, in, policy); err != nil {
-				return err
-			}
-			return db.sequence(tx, tenant)
+			res, err = db.submitFeedback(ctx, tx, tenant, in, policy)
+			return err
 		})
 		switch {
 		case err == nil:

@@ -301,7 +301,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	}
 	for attempt := 0; ; attempt++ {
 		results := make([]*engram.CreateResult, len(ms))
-		err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err = db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
 			for i, m := range ms {
 				if m.Key == "" {
 					dup, err := db.findDuplicate(ctx, tx, tenant, m)
@@ -319,7 +319,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 				}
 				results[i] = &engram.CreateResult{Memory: created}
 			}
-			return db.sequence(tx, tenant)
+			return nil
 		})
 		if err == nil {
 			return results, nil
@@ -384,13 +384,13 @@ func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.
 	if err := db.reindex(tx, tenant, row.Seq, nil, after); err != nil {
 		return nil, err
 	}
-	if err := db.appendEvent(ctx, tx, tenant, engram.ActionCreate, nil, after); err != nil {
+	if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, after); err != nil {
 		return nil, err
 	}
 	return after, nil
 }
 
-func (db *DB) appendEvent(ctx context.Context, tx *gorm.DB, tenant, action string, before, after *engram.Memory) error {
+func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, after *engram.Memory) error {
 	ev := eventRow{TenantID: tenant, Action: action, CreatedAt: db.now().UTC().Truncate(time.Microsecond)}
 	ref := after
 	if ref == nil {
@@ -409,9 +409,11 @@ func (db *DB) appendEvent(ctx context.Context, tx *gorm.DB, tenant, action strin
 	}
 	actor, _ := json.Marshal(engram.ActorFromContext(ctx))
 	ev.Actor = string(actor)
-	if err := tx.Create(&ev).Error; err != nil {
-		return fmt.Errorf("store: append event: %w", err)
+	p, ok := ctx.Value(pendingKey{}).(*pendingEvents)
+	if !ok {
+		return errors.New("store: a memory event outside writeTx")
 	}
+	p.rows = append(p.rows, ev)
 	return nil
 }
 
@@ -432,12 +434,10 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 	}
 	for attempt := 0; ; attempt++ {
 		var out *engram.Memory
-		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
 			var err error
-			if out, err = db.mutateTx(ctx, tx, tenant, where, arg, expect, action, change); err != nil {
-				return err
-			}
-			return db.sequence(tx, tenant)
+			out, err = db.mutateTx(ctx, tx, tenant, where, arg, expect, action, change)
+			return err
 		})
 		switch {
 		case err == nil:
@@ -501,7 +501,7 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
 		return nil, err
 	}
-	return out, db.appendEvent(ctx, tx, tenant, action, before, out)
+	return out, db.appendEvent(ctx, tenant, action, before, out)
 }
 
 // UpdateMemory implements engram.MemoryService.
