@@ -46,6 +46,30 @@ type Config struct {
 	Scoring    engram.ScoringConfig  `yaml:"scoring"`
 	Embeddings EmbeddingsConfig      `yaml:"embeddings"`
 	Feedback   engram.FeedbackConfig `yaml:"feedback"`
+	Reflector  ReflectorConfig       `yaml:"reflector"`
+	Sleep      SleepConfig           `yaml:"sleep"`
+}
+
+// ReflectorConfig configures the L3 reflector. With BaseURL empty it is
+// extractive (no model); with an OpenAI-compatible chat endpoint it writes
+// abstractive reflections and falls back to the extractive writer on any
+// failure.
+type ReflectorConfig struct {
+	MinGroup int           `yaml:"min_group"`
+	BaseURL  string        `yaml:"base_url"`
+	Model    string        `yaml:"model"`
+	APIKey   string        `yaml:"api_key" secret:"true"`
+	Timeout  time.Duration `yaml:"timeout"`
+}
+
+// SleepConfig configures the sleep cycle.
+type SleepConfig struct {
+	// Interval runs the sleep cycle inside engram serve this often; 0 runs
+	// it only on demand (engram sleep).
+	Interval        time.Duration `yaml:"interval"`
+	MergeSimilarity float64       `yaml:"merge_similarity"`
+	ArchiveBelow    float64       `yaml:"archive_below"`
+	CompactAfter    time.Duration `yaml:"compact_after"`
 }
 
 // EmbeddingsConfig turns on hybrid recall through an OpenAI-compatible
@@ -122,6 +146,8 @@ func Default() Config {
 		Memory:     engram.DefaultMemoryConfig(),
 		Tokens:     TokensConfig{Encoding: "cl100k_base"},
 		Router:     RouterConfig{MaxTenants: 1000},
+		Reflector:  ReflectorConfig{MinGroup: 3, Model: "gpt-4o-mini", Timeout: 30 * time.Second},
+		Sleep:      SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: 30 * 24 * time.Hour},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
@@ -345,6 +371,20 @@ func (c Config) Validate() error {
 	}
 	if c.Memory.Untrusted != "reject" && c.Memory.Untrusted != "quarantine" {
 		bad("memory.untrusted", "want reject or quarantine, got %q", c.Memory.Untrusted)
+	}
+	if rc := c.Reflector; rc.MinGroup < 2 {
+		bad("reflector.min_group", "must be at least 2")
+	} else if rc.BaseURL != "" {
+		if u, err := url.Parse(rc.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("reflector.base_url", "want an http(s) URL such as https://api.openai.com/v1")
+		}
+		if rc.Model == "" || rc.Timeout <= 0 {
+			bad("reflector", "model and a positive timeout are needed when reflector.base_url is set")
+		}
+	}
+	if sc := c.Sleep; sc.Interval < 0 || sc.CompactAfter <= 0 || !(sc.MergeSimilarity > 0 && sc.MergeSimilarity <= 1) ||
+		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
+		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")

@@ -24,6 +24,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
@@ -57,9 +58,12 @@ func (c *fbClock) set(t time.Time) {
 // second connection to its database to count rows.
 type fbEnv struct {
 	*env
-	clock *fbClock
-	opts  store.Options
-	raw   *gorm.DB
+	clock   *fbClock
+	opts    store.Options
+	raw     *gorm.DB
+	reflect *reflections.Service
+	sleep   *reflections.Sleeper
+	dir     string // where reflection files go
 }
 
 // newFeedbackEnv wires the router, the recall pipeline, the feedback
@@ -81,8 +85,12 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	scorer := learning.NewScorer(scoring, clock.now)
 	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
 	lim := cfg.Limits
+	dir := t.TempDir()
+	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3, Dir: dir}, nil)
+	sleeper := reflections.NewSleeper(db, refl, reflections.SleepConfig{MergeSimilarity: cfg.Sleep.MergeSimilarity,
+		ArchiveBelow: cfg.Sleep.ArchiveBelow, CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, clock.now)
 	s, err := server.New(server.Config{
-		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec,
+		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec, Reflections: refl,
 		Feedback: learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig()),
 		Export: func(w io.Writer, format string) (server.PairEncoder, bool, error) {
 			f, err := learning.ParseFormat(format)
@@ -98,7 +106,7 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &fbEnv{env: &env{db: db, h: s, srv: srv}, clock: clock, opts: o}
+	return &fbEnv{env: &env{db: db, h: s, srv: srv}, clock: clock, opts: o, reflect: refl, sleep: sleeper, dir: dir}
 }
 
 // count returns the number of rows of every table feedback can write.

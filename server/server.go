@@ -36,6 +36,7 @@ type Config struct {
 	Router         engram.RouterService
 	Recall         Recaller
 	Feedback       engram.FeedbackService
+	Reflections    engram.ReflectionService
 	Export         Exporter
 	Health         Pinger
 	Limits         Limits
@@ -115,6 +116,11 @@ func New(cfg Config) (*Server, error) {
 	v1.POST("/interactions", s.handleCreateInteraction)
 	v1.POST("/feedback", s.handleFeedback)
 	v1.GET("/pairs", s.handlePairs)
+	if cfg.Reflections != nil {
+		v1.POST("/reflect", s.handleReflect)
+		v1.GET("/reflections", s.handleListReflections)
+		v1.GET("/reflections/:id", s.handleGetReflection)
+	}
 	v1.PUT("/keys/*key", s.handlePutKey)
 	v1.GET("/keys/*key", s.handleGetKey)
 	v1.DELETE("/keys/*key", s.handleDeleteKey)

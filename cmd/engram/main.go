@@ -29,6 +29,8 @@ usage:
   engram keys revoke KEY_ID
   engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]
                      [--since T] [--until T] [--category C] [--min-margin M]
+  engram reflect [--tenant NAME] [--category C]       write L3 reflections of the groups that changed
+  engram sleep [--tenant NAME]                        merge, archive, expire, compact, re-reflect (every tenant by default)
   engram bench locomo --data locomo10.json [--budget N] [--plain]
                      recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
@@ -58,6 +60,10 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runExport(ctx, args[1:], environ, stdout)
 	case "bench":
 		err = runBench(ctx, args[1:], environ, stdout)
+	case "reflect":
+		err = runReflect(ctx, args[1:], environ, stdout)
+	case "sleep":
+		err = runSleep(ctx, args[1:], environ, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "engram", Version)
 	case "help", "-h", "--help":

@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
@@ -86,7 +87,9 @@ type Services struct {
 	Feedback *learning.Feedback
 	// Embeddings follows the change feed when an embeddings endpoint is
 	// configured; nil otherwise. Main runs it in the background.
-	Embeddings *learning.Embeddings
+	Embeddings  *learning.Embeddings
+	Reflections *reflections.Service
+	Sleep       *reflections.Sleeper
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -107,6 +110,15 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	recall := learning.NewRecaller(db, routes, scorer, tok,
 		cfg.Recall, time.Now)
 	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
+	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
+		Dir: filepath.Join(cfg.DataDir, "reflections")}
+	if r := cfg.Reflector; r.BaseURL != "" {
+		rc.Chat = reflections.NewChat(r.BaseURL, r.Model, r.APIKey, r.Timeout)
+	}
+	services.Reflections = reflections.New(db, rc, logger)
+	services.Sleep = reflections.NewSleeper(db, services.Reflections, reflections.SleepConfig{
+		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
+		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
@@ -194,11 +206,17 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	registry := prometheus.NewRegistry()
+	sleepMetrics, err := newSleepMetrics(registry)
+	if err != nil {
+		_ = db.Close()
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: services.Feedback, Export: exporter,
+		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
 		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
-		Registry: prometheus.NewRegistry(),
+		Registry: registry,
 		Limits: server.Limits{
 			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth,
 			MaxBatch: m.Config.Limits.MaxBatch, Keys: m.Config.Limits.KeyLimits(),
@@ -216,6 +234,9 @@ func (m *Main) Start(ctx context.Context) error {
 	m.stop = stop
 	if services.Embeddings != nil {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
+	}
+	if every := m.Config.Sleep.Interval; every > 0 {
+		m.background.Go(func() { m.sleepEvery(bg, every, services.Sleep, sleepMetrics) })
 	}
 	// IdleTimeout frees idle keep-alive connections; ReadTimeout bounds a
 	// request body trickled in slowly (bodies are at most 1 MiB).

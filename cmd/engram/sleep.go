@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/reflections"
+	"github.com/engram-memory/engram/store"
+)
+
+// sleepMetrics count the sleep cycle's runs and changes on /metrics.
+type sleepMetrics struct {
+	runs    prometheus.Counter
+	changes *prometheus.CounterVec
+}
+
+func newSleepMetrics(reg prometheus.Registerer) (*sleepMetrics, error) {
+	m := &sleepMetrics{
+		runs: prometheus.NewCounter(prometheus.CounterOpts{Name: "engram_sleep_runs_total",
+			Help: "Sleep cycles run, one per tenant."}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "engram_sleep_changes_total",
+			Help: "What sleep cycles changed, by kind."}, []string{"kind"}),
+	}
+	for _, c := range []prometheus.Collector{m.runs, m.changes} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *sleepMetrics) add(r *reflections.SleepResult) {
+	m.runs.Inc()
+	for kind, n := range map[string]float64{"merged": float64(r.Merged), "archived": float64(r.Archived),
+		"expired": float64(r.Expired), "events_folded": float64(r.EventsFolded),
+		"reflections_written": float64(len(r.Reflect.Written))} {
+		m.changes.WithLabelValues(kind).Add(n)
+	}
+}
+
+// sleepAll runs one sleep cycle for every tenant (or only the named one),
+// calling report after each; an error of one tenant does not stop the
+// others.
+func sleepAll(ctx context.Context, db *store.DB, sleeper *reflections.Sleeper, only string,
+	report func(tenant *engram.Tenant, r *reflections.SleepResult, err error)) error {
+	tenants, err := db.FindTenants(ctx)
+	if err != nil {
+		return err
+	}
+	found := only == ""
+	for _, t := range tenants {
+		if only != "" && t.Name != only {
+			continue
+		}
+		found = true
+		actx := engram.NewContextWithActor(engram.NewContextWithTenant(ctx, t.ID), engram.Actor{KeyID: "sleep"})
+		r, err := sleeper.Sleep(actx)
+		report(t, r, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if !found {
+		return engram.Errorf(engram.ENOTFOUND, "tenant %q not found", only)
+	}
+	return nil
+}
+
+// sleepEvery runs the sleep cycle over every tenant each interval until
+// ctx ends, logging and counting what it did.
+func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *reflections.Sleeper, metrics *sleepMetrics) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := sleepAll(ctx, m.DB, sleeper, "", func(tenant *engram.Tenant, r *reflections.SleepResult, err error) {
+			if err != nil {
+				m.Logger.Warn("sleep failed", "tenant", tenant.Name, "err", err)
+				return
+			}
+			metrics.add(r)
+			m.Logger.Info("sleep", "tenant", tenant.Name, "merged", r.Merged, "archived", r.Archived, "expired", r.Expired,
+				"events_folded", r.EventsFolded, "reflections_written", len(r.Reflect.Written), "conflicts", r.Conflicts)
+		})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			m.Logger.Warn("sleep cycle failed", "err", err)
+		}
+	}
+}
+
+// runSleep is `engram sleep`: one cycle for every tenant, or --tenant's,
+// printing each tenant's result as a JSON line.
+func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("sleep", flag.ContinueOnError)
+	load := commonFlags(fs, false)
+	tenant := fs.String("tenant", "", "only this tenant (default: every tenant)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	logger := NewLogger(cfg, os.Stderr)
+	db, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	services, err := NewServices(cfg, db, logger)
+	if err != nil {
+		return err
+	}
+	var failed error
+	enc := json.NewEncoder(stdout)
+	err = sleepAll(ctx, db, services.Sleep, *tenant, func(t *engram.Tenant, r *reflections.SleepResult, err error) {
+		if err != nil {
+			failed = errors.Join(failed, fmt.Errorf("tenant %s: %w", t.Name, err))
+			return
+		}
+		_ = enc.Encode(struct {
+			Tenant string `json:"tenant"`
+			*reflections.SleepResult
+		}{t.Name, r})
+	})
+	return errors.Join(err, failed)
+}
+
+// runReflect is `engram reflect`: the reflector for one tenant (default:
+// auth.default_tenant), optionally one category, printing the result.
+func runReflect(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("reflect", flag.ContinueOnError)
+	load := commonFlags(fs, false)
+	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
+	category := fs.String("category", "", "only this category")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	if *tenant == "" {
+		*tenant = cfg.Auth.DefaultTenant
+	}
+	logger := NewLogger(cfg, os.Stderr)
+	db, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	services, err := NewServices(cfg, db, logger)
+	if err != nil {
+		return err
+	}
+	t, err := db.FindTenant(ctx, *tenant)
+	if err != nil {
+		return err
+	}
+	res, err := services.Reflections.Reflect(engram.NewContextWithTenant(ctx, t.ID), engram.ReflectRequest{Category: *category})
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

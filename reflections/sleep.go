@@ -1,0 +1,315 @@
+package reflections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
+)
+
+// SleepStore is what the sleep cycle needs from the store, beyond the
+// reflector's Store.
+type SleepStore interface {
+	Store
+	UpdateMemory(ctx context.Context, id string, upd engram.MemoryUpdate) (*engram.Memory, error)
+	DeleteMemory(ctx context.Context, id string, expectVersion *int64) (*engram.Memory, error)
+	FoldFeedbackEvents(ctx context.Context, before time.Time) (int64, error)
+	EventLogBytes(ctx context.Context) (int64, error)
+}
+
+// SleepConfig tunes the sleep cycle.
+type SleepConfig struct {
+	// MergeSimilarity is the term overlap (Jaccard) at which two memories
+	// of one category and owner are near duplicates and merged.
+	MergeSimilarity float64
+	// ArchiveBelow archives a memory whose retention e^(−t/S), before its
+	// floor, fell below it: with 0.02, a P3 memory after about 8 weeks
+	// without reinforcement, P2 after about a year, P1 after about four.
+	ArchiveBelow float64
+	// CompactAfter is the age past which feedback events are folded.
+	CompactAfter time.Duration
+	// Scoring gives the stability of a memory that stores none.
+	Scoring engram.ScoringConfig
+}
+
+// SleepResult counts what one sleep of one tenant did.
+type SleepResult struct {
+	Merged           int                   `json:"merged"`   // near duplicates folded into another memory
+	Archived         int                   `json:"archived"` // decayed below sleep.archive_below
+	Expired          int                   `json:"expired"`  // past expires_at, taken out of the active set
+	EventsFolded     int64                 `json:"events_folded"`
+	EventBytesBefore int64                 `json:"event_bytes_before"`
+	EventBytesAfter  int64                 `json:"event_bytes_after"`
+	Reflect          *engram.ReflectResult `json:"reflect"`
+	Conflicts        int                   `json:"conflicts"` // changes skipped because a memory changed meanwhile
+}
+
+// Changed reports whether the sleep changed anything.
+func (r *SleepResult) Changed() bool {
+	return r.Merged+r.Archived+r.Expired > 0 || r.EventsFolded > 0 || r.Reflect != nil && len(r.Reflect.Written) > 0
+}
+
+// Sleeper runs the sleep cycle (DESIGN §5) for the tenant in the context:
+// it merges near duplicates, archives what decayed and what expired,
+// folds old feedback events, and re-reflects the groups that changed. A
+// second run right after changes nothing. Every change is an ordinary
+// memory write (an event in the change feed), made only if the memory is
+// still at the version the sleep read, so a sleep racing a client, or
+// another server's sleep, never overwrites a newer state.
+type Sleeper struct {
+	store   SleepStore
+	reflect *Service
+	cfg     SleepConfig
+	now     engram.Clock
+}
+
+// NewSleeper returns the sleep cycle; reflector re-reflects.
+func NewSleeper(st SleepStore, reflector *Service, cfg SleepConfig, now engram.Clock) *Sleeper {
+	if now == nil {
+		now = time.Now
+	}
+	return &Sleeper{store: st, reflect: reflector, cfg: cfg, now: now}
+}
+
+// Sleep runs one cycle for the tenant in ctx.
+func (s *Sleeper) Sleep(ctx context.Context) (*SleepResult, error) {
+	res := &SleepResult{}
+	var err error
+	if res.EventBytesBefore, err = s.store.EventLogBytes(ctx); err != nil {
+		return nil, err
+	}
+	live, err := s.liveMemories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var rest []*engram.Memory
+	for _, m := range live {
+		switch {
+		case m.Expired(now):
+			if err := s.archive(ctx, m, &res.Expired, &res.Conflicts); err != nil {
+				return nil, err
+			}
+		case s.decayed(m, now):
+			if err := s.archive(ctx, m, &res.Archived, &res.Conflicts); err != nil {
+				return nil, err
+			}
+		default:
+			rest = append(rest, m)
+		}
+	}
+	for _, p := range nearDuplicates(rest, s.cfg.MergeSimilarity) {
+		if err := s.merge(ctx, p[0], p[1], res); err != nil {
+			return nil, err
+		}
+	}
+	if res.EventsFolded, err = s.store.FoldFeedbackEvents(ctx, now.Add(-s.cfg.CompactAfter)); err != nil {
+		return nil, err
+	}
+	if res.EventBytesAfter, err = s.store.EventLogBytes(ctx); err != nil {
+		return nil, err
+	}
+	if res.Reflect, err = s.reflect.Reflect(ctx, engram.ReflectRequest{}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// liveMemories reads the tenant's valid, unarchived memories, expired ones
+// included (the list leaves those out unless asked).
+func (s *Sleeper) liveMemories(ctx context.Context) ([]*engram.Memory, error) {
+	f := engram.MemoryFilter{Limit: pageSize, IncludeInvalid: true}
+	var out []*engram.Memory
+	for {
+		page, err := s.store.FindMemories(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range page.Items {
+			if m.Valid && !m.Archived {
+				out = append(out, m)
+			}
+		}
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}
+
+// decayed reports a memory whose retention before its floor fell below
+// ArchiveBelow. P0 memories never decay; keyed memories are state a client
+// set on purpose (they expire through expires_at) and are not archived by
+// age.
+func (s *Sleeper) decayed(m *engram.Memory, now time.Time) bool {
+	if m.Priority == engram.P0 || m.Key != "" || s.cfg.ArchiveBelow <= 0 {
+		return false
+	}
+	st := m.Stability
+	if !(st > 0) {
+		st = s.cfg.Scoring.Stability(m.Priority)
+	}
+	if !(st > 0) {
+		return false
+	}
+	clock := m.ReinforcedAt
+	if clock.IsZero() {
+		clock = m.CreatedAt
+	}
+	days := now.Sub(clock).Hours() / 24
+	return math.Exp(-days/st) < s.cfg.ArchiveBelow
+}
+
+// archive takes m out of the active set at the version read; a memory
+// changed meanwhile is left for the next sleep.
+func (s *Sleeper) archive(ctx context.Context, m *engram.Memory, counter, conflicts *int) error {
+	yes := true
+	_, err := s.store.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Archived: &yes, ExpectVersion: &m.Version})
+	switch engram.ErrorCode(err) {
+	case "":
+		*counter++
+		return nil
+	case engram.ECONFLICT, engram.ENOTFOUND:
+		*conflicts++
+		return nil
+	}
+	return err
+}
+
+// mergedSource is the provenance of a memory that absorbed another: its
+// own source and, for each memory merged into it, that memory's id and
+// source. The merged memory stays, tombstoned, with its history.
+type mergedSource struct {
+	Kind   string          `json:"kind"` // "merge"
+	Source json.RawMessage `json:"source,omitempty"`
+	Merged []mergedFrom    `json:"merged"`
+}
+
+type mergedFrom struct {
+	ID     string          `json:"id"`
+	Source json.RawMessage `json:"source,omitempty"`
+}
+
+// merge folds drop into keep: keep takes both provenances and the union of
+// their tags, drop is tombstoned. Each step is conditional on the version
+// the sleep read.
+func (s *Sleeper) merge(ctx context.Context, keep, drop *engram.Memory, res *SleepResult) error {
+	src := mergedSource{Kind: "merge", Source: keep.Source}
+	var prior mergedSource
+	if json.Unmarshal(keep.Source, &prior) == nil && prior.Kind == "merge" {
+		src = prior
+	}
+	src.Merged = append(src.Merged, mergedFrom{ID: drop.ID, Source: drop.Source})
+	raw, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	source := json.RawMessage(raw)
+	tags := append([]string(nil), keep.Tags...)
+	for _, t := range drop.Tags {
+		if !hasTag(keep, t) {
+			tags = append(tags, t)
+		}
+	}
+	if _, err := s.store.UpdateMemory(ctx, keep.ID, engram.MemoryUpdate{Source: &source, Tags: &tags, ExpectVersion: &keep.Version}); err != nil {
+		if c := engram.ErrorCode(err); c == engram.ECONFLICT || c == engram.ENOTFOUND || c == engram.EINVALID {
+			res.Conflicts++
+			return nil
+		}
+		return fmt.Errorf("merge %s into %s: %w", drop.ID, keep.ID, err)
+	}
+	if _, err := s.store.DeleteMemory(ctx, drop.ID, &drop.Version); err != nil {
+		if c := engram.ErrorCode(err); c == engram.ECONFLICT || c == engram.ENOTFOUND {
+			res.Conflicts++
+			return nil
+		}
+		return fmt.Errorf("merge %s into %s: %w", drop.ID, keep.ID, err)
+	}
+	res.Merged++
+	return nil
+}
+
+// maxCandidates bounds the memories one term proposes as near duplicates.
+const maxCandidates = 2000
+
+// nearDuplicates pairs memories of one category and owner, without keys,
+// whose terms overlap by at least sim: (keep, drop), each memory in at
+// most one pair. The one kept has the better record (up minus down
+// votes), then is the older. Candidates come from each memory's three
+// rarest terms, so the work grows with the memories, not their square: a
+// pair at 0.9 overlap shares nearly every term, the rare ones included.
+// A memory whose rarest terms are each held by more than maxCandidates
+// memories is not paired: the search is approximate by design.
+func nearDuplicates(ms []*engram.Memory, sim float64) [][2]*engram.Memory {
+	if sim <= 0 || sim > 1 {
+		return nil
+	}
+	type bucketKey struct{ category, agent string }
+	buckets := map[bucketKey][]*engram.Memory{}
+	for _, m := range ms {
+		if m.Key == "" {
+			k := bucketKey{m.Category, m.AgentID}
+			buckets[k] = append(buckets[k], m)
+		}
+	}
+	keys := make([]bucketKey, 0, len(buckets))
+	for k := range buckets {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].category < keys[j].category || keys[i].category == keys[j].category && keys[i].agent < keys[j].agent
+	})
+	var out [][2]*engram.Memory
+	for _, k := range keys {
+		list := buckets[k]
+		sort.SliceStable(list, func(i, j int) bool { return older(list[i], list[j]) })
+		terms := make([][]string, len(list))
+		postings := map[string][]int{}
+		for i, m := range list {
+			terms[i] = analysis.UniqueTerms(m.Content + "\n" + m.Summary)
+			for _, t := range terms[i] {
+				postings[t] = append(postings[t], i)
+			}
+		}
+		paired := make([]bool, len(list))
+		for i := range list {
+			if paired[i] || len(terms[i]) == 0 {
+				continue
+			}
+			rare := append([]string(nil), terms[i]...)
+			sort.SliceStable(rare, func(a, b int) bool { return len(postings[rare[a]]) < len(postings[rare[b]]) })
+			seen := map[int]bool{}
+			for _, t := range rare[:min(3, len(rare))] {
+				if len(postings[t]) > maxCandidates {
+					break // even its rarest terms are common: too generic to pair cheaply
+				}
+				for _, j := range postings[t] {
+					if j <= i || paired[j] || seen[j] {
+						continue
+					}
+					seen[j] = true
+					shared, onlyA, onlyB := overlap(terms[i], terms[j])
+					if float64(shared)/float64(shared+onlyA+onlyB) < sim {
+						continue
+					}
+					keep, drop := list[i], list[j]
+					if drop.UpCount-drop.DownCount > keep.UpCount-keep.DownCount {
+						keep, drop = drop, keep
+					}
+					out = append(out, [2]*engram.Memory{keep, drop})
+					paired[i], paired[j] = true, true
+					break
+				}
+				if paired[i] {
+					break
+				}
+			}
+		}
+	}
+	return out
+}
