@@ -43,8 +43,8 @@ type SleepResult struct {
 	Archived         int                   `json:"archived"` // decayed below sleep.archive_below
 	Expired          int                   `json:"expired"`  // past expires_at, taken out of the active set
 	EventsFolded     int64                 `json:"events_folded"`
-	EventBytesBefore int64                 `json:"event_bytes_before"`
-	EventBytesAfter  int64                 `json:"event_bytes_after"`
+	EventBytesBefore int64                 `json:"event_bytes_before"` // the event log's size before folding
+	EventBytesAfter  int64                 `json:"event_bytes_after"`  // and after
 	Reflect          *engram.ReflectResult `json:"reflect"`
 	Conflicts        int                   `json:"conflicts"` // changes skipped because a memory changed meanwhile
 }
@@ -79,10 +79,6 @@ func NewSleeper(st SleepStore, reflector *Service, cfg SleepConfig, now engram.C
 // Sleep runs one cycle for the tenant in ctx.
 func (s *Sleeper) Sleep(ctx context.Context) (*SleepResult, error) {
 	res := &SleepResult{}
-	var err error
-	if res.EventBytesBefore, err = s.store.EventLogBytes(ctx); err != nil {
-		return nil, err
-	}
 	live, err := s.liveMemories(ctx)
 	if err != nil {
 		return nil, err
@@ -107,6 +103,9 @@ func (s *Sleeper) Sleep(ctx context.Context) (*SleepResult, error) {
 		if err := s.merge(ctx, p[0], p[1], res); err != nil {
 			return nil, err
 		}
+	}
+	if res.EventBytesBefore, err = s.store.EventLogBytes(ctx); err != nil {
+		return nil, err
 	}
 	if res.EventsFolded, err = s.store.FoldFeedbackEvents(ctx, now.Add(-s.cfg.CompactAfter)); err != nil {
 		return nil, err

@@ -56,7 +56,7 @@ func hash8(s string) string {
 // words of the reflection's fixed text, in English and Chinese.
 type words struct {
 	known, worked, failed, conflicts, open, none, from, votes, newest, earlier, revise, unsure, asks, extractive string
-	categories                                                                                    map[string]string
+	categories                                                                                                   map[string]string
 }
 
 var english = words{
@@ -262,7 +262,7 @@ func contradictions(items []scored) [][2]*engram.Memory {
 	for i := 0; i < len(cands) && len(out) < maxPerSection; i++ {
 		for j := i + 1; j < len(cands) && len(out) < maxPerSection; j++ {
 			a, b := cands[i], cands[j]
-			if used[a.m.ID] || used[b.m.ID] || a.m.ContentHash == b.m.ContentHash {
+			if used[a.m.ID] || used[b.m.ID] || a.m.Content == b.m.Content {
 				continue
 			}
 			shared, onlyA, onlyB := overlap(a.terms, b.terms)

@@ -39,6 +39,9 @@ type dialect interface {
 	// indexed column is selective, and a tenant_id condition would make it
 	// scan the whole tenant instead of looking up a short list of ids.
 	unindexed(column string) string
+	// byteLength is an expression for the size in bytes of a text or JSON
+	// column (NULL stays NULL).
+	byteLength(column string) string
 	// rankedFTS is the engine's own ranked full-text query for a tenant:
 	// any term matches, best first (benchmark reference, see BareFTS).
 	rankedFTS(terms []string) (string, any)
@@ -121,6 +124,8 @@ func ftsQuery(terms []string, op string) string {
 // driving an index.
 func (sqliteDialect) unindexed(column string) string { return "+" + column }
 
+func (sqliteDialect) byteLength(column string) string { return "LENGTH(CAST(" + column + " AS BLOB))" }
+
 func (sqliteDialect) rankedFTS(terms []string) (string, any) {
 	return `SELECT memories.seq FROM memories_fts JOIN memories ON memories.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND memories.tenant_id = ? ORDER BY memories_fts.rank LIMIT ?`, ftsQuery(terms, " OR ")
@@ -189,6 +194,8 @@ func tsQuery(terms []string, op string) string {
 
 // unindexed: PostgreSQL plans from statistics and needs no hint.
 func (postgresDialect) unindexed(column string) string { return column }
+
+func (postgresDialect) byteLength(column string) string { return "octet_length(" + column + "::text)" }
 
 func (postgresDialect) rankedFTS(terms []string) (string, any) {
 	return `SELECT seq FROM memories, to_tsquery('simple', ?) AS q

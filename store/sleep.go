@@ -58,8 +58,9 @@ func (db *DB) EventLogBytes(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var n []int64
-	if err := db.r.WithContext(ctx).Raw(`SELECT COALESCE(SUM(COALESCE(LENGTH(before), 0) + COALESCE(LENGTH(after), 0)), 0)
-		FROM memory_events WHERE tenant_id = ?`, tenant).Scan(&n).Error; err != nil {
+	size := "COALESCE(" + db.dialect.byteLength("before") + ", 0) + COALESCE(" + db.dialect.byteLength("after") + ", 0)"
+	if err := db.r.WithContext(ctx).Raw(`SELECT COALESCE(SUM(`+size+`), 0) FROM memory_events WHERE tenant_id = ?`, tenant).
+		Scan(&n).Error; err != nil {
 		return 0, fmt.Errorf("store: event log size: %w", err)
 	}
 	if len(n) == 0 {
