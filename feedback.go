@@ -76,12 +76,23 @@ type CreditedMemory struct {
 	Capped bool `json:"capped,omitempty"`
 }
 
+// CreditedReflection is a reflection after one feedback on a recall that
+// injected it.
+type CreditedReflection struct {
+	ID        string  `json:"id"`
+	Weight    float64 `json:"weight"`
+	UpCount   int64   `json:"up_count"`
+	DownCount int64   `json:"down_count"`
+	Capped    bool    `json:"capped,omitempty"`
+}
+
 // FeedbackResult says what a feedback did.
 type FeedbackResult struct {
-	FeedbackID string           `json:"feedback_id"`
-	Signal     float64          `json:"signal"`
-	Credited   []CreditedMemory `json:"credited"`
-	Pairs      []string         `json:"pairs"` // ids of the preference pairs it completed
+	FeedbackID  string               `json:"feedback_id"`
+	Signal      float64              `json:"signal"`
+	Credited    []CreditedMemory     `json:"credited"`
+	Reflections []CreditedReflection `json:"reflections,omitempty"` // injected reflections the feedback counted on
+	Pairs       []string             `json:"pairs"`                 // ids of the preference pairs it completed
 	// Replayed is true when the idempotency key was seen before: this is
 	// the first submission's result and nothing was applied again.
 	Replayed bool `json:"replayed,omitempty"`
@@ -168,6 +179,9 @@ type FeedbackPolicy interface {
 	// Credit moves m by a non-zero signal, scaled by its share; query is
 	// the recall's query ("" for feedback on the memory itself).
 	Credit(m *Memory, signal, share float64, query string)
+	// Vote is what a non-zero signal counts on an injected reflection, by
+	// its share: +1, −1, or 0 when the share is too small to count.
+	Vote(signal, share float64) int
 	// RaterLimit is how many feedbacks of one rater may move one memory
 	// within window; later ones are recorded but not applied.
 	RaterLimit() (limit int, window time.Duration)

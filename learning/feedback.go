@@ -48,6 +48,21 @@ func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
 	return w
 }
 
+// Vote implements engram.FeedbackPolicy: a memory or reflection that
+// carried at least half of the answer counts a vote (see Credit).
+func (f *Feedback) Vote(signal, share float64) int {
+	switch {
+	case share < voteShare || signal == 0:
+		return 0
+	case signal > 0:
+		return 1
+	}
+	return -1
+}
+
+// voteShare is the share of an answer a memory must carry to count a vote.
+const voteShare = 0.5
+
 // RaterLimit implements engram.FeedbackPolicy: feedback.rater_cap per
 // feedback.rater_window.
 func (f *Feedback) RaterLimit() (int, time.Duration) { return f.cfg.RaterCap, f.cfg.RaterWindow }
@@ -174,7 +189,7 @@ func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
 		m.Confidence += f.cfg.ConfidenceStep * s * w * m.Confidence
 	}
 	m.Reward += f.cfg.RewardRate * w * (s - m.Reward)
-	if w >= 0.5 {
+	if f.Vote(s, w) != 0 {
 		if s > 0 {
 			m.UpCount++
 		} else {

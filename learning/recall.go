@@ -20,6 +20,8 @@ type RecallStore interface {
 	RecentMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error)
 	FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error)
 	SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error
+	// EachReflection yields the tenant's current L3 reflections.
+	EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error
 }
 
 // maxRecallTags bounds the tags of one recall (each is compared with
@@ -192,6 +194,13 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	}
 	for _, h := range hits {
 		add(h.Memory, h.Score/top)
+	}
+	if slices.Contains(route.Layers, engram.LayerL3) {
+		refl, err := r.reflectionCandidates(ctx, query)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, refl...)
 	}
 	return out, reasons, nil
 }

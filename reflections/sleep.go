@@ -37,23 +37,6 @@ type SleepConfig struct {
 	Scoring engram.ScoringConfig
 }
 
-// SleepResult counts what one sleep of one tenant did.
-type SleepResult struct {
-	Merged           int                   `json:"merged"`   // near duplicates folded into another memory
-	Archived         int                   `json:"archived"` // decayed below sleep.archive_below
-	Expired          int                   `json:"expired"`  // past expires_at, taken out of the active set
-	EventsFolded     int64                 `json:"events_folded"`
-	EventBytesBefore int64                 `json:"event_bytes_before"` // the event log's size before folding
-	EventBytesAfter  int64                 `json:"event_bytes_after"`  // and after
-	Reflect          *engram.ReflectResult `json:"reflect"`
-	Conflicts        int                   `json:"conflicts"` // changes skipped because a memory changed meanwhile
-}
-
-// Changed reports whether the sleep changed anything.
-func (r *SleepResult) Changed() bool {
-	return r.Merged+r.Archived+r.Expired > 0 || r.EventsFolded > 0 || r.Reflect != nil && len(r.Reflect.Written) > 0
-}
-
 // Sleeper runs the sleep cycle (DESIGN §5) for the tenant in the context:
 // it merges near duplicates, archives what decayed and what expired,
 // folds old feedback events, and re-reflects the groups that changed. A
@@ -68,6 +51,8 @@ type Sleeper struct {
 	now     engram.Clock
 }
 
+var _ engram.SleepService = (*Sleeper)(nil)
+
 // NewSleeper returns the sleep cycle; reflector re-reflects.
 func NewSleeper(st SleepStore, reflector *Service, cfg SleepConfig, now engram.Clock) *Sleeper {
 	if now == nil {
@@ -77,8 +62,8 @@ func NewSleeper(st SleepStore, reflector *Service, cfg SleepConfig, now engram.C
 }
 
 // Sleep runs one cycle for the tenant in ctx.
-func (s *Sleeper) Sleep(ctx context.Context) (*SleepResult, error) {
-	res := &SleepResult{}
+func (s *Sleeper) Sleep(ctx context.Context) (*engram.SleepResult, error) {
+	res := &engram.SleepResult{}
 	live, err := s.liveMemories(ctx)
 	if err != nil {
 		return nil, err
@@ -197,7 +182,7 @@ type mergedFrom struct {
 // merge folds drop into keep: keep takes both provenances and the union of
 // their tags, drop is tombstoned. Each step is conditional on the version
 // the sleep read.
-func (s *Sleeper) merge(ctx context.Context, keep, drop *engram.Memory, res *SleepResult) error {
+func (s *Sleeper) merge(ctx context.Context, keep, drop *engram.Memory, res *engram.SleepResult) error {
 	src := mergedSource{Kind: "merge", Source: keep.Source}
 	var prior mergedSource
 	if json.Unmarshal(keep.Source, &prior) == nil && prior.Kind == "merge" {

@@ -142,13 +142,40 @@ func TestReflections(t *testing.T) {
 			t.Errorf("Chinese group reads:\n%s", zh)
 		}
 
+		// A query that looks back injects the reflection beside memories,
+		// within the budget, and feedback on it is counted on it.
+		rec := postRecall(t, e.env, key, map[string]any{"query": "What have I learned about the Falcon cutover and rollback?", "token_budget": 400})
+		var injected *engram.RecallItem
+		for i, it := range rec.Items {
+			if it.ID == falcon.ID {
+				injected = &rec.Items[i]
+			}
+		}
+		if rec.Route.Intent != engram.IntentReflect || injected == nil || !strings.Contains(rec.Context, "Falcon cutover is planned") ||
+			strings.Contains(rec.Context, "/console/") || rec.TokensUsed > 400 {
+			t.Fatalf("reflect recall: intent %s, items %+v\n%s", rec.Route.Intent, rec.Items, rec.Context)
+		}
+		r := e.do(t, "POST", "/v1/feedback", key, `{"recall_id":"`+rec.ID+`","thumb":"up","rater":"r1"}`)
+		wantStatus(t, r, http.StatusCreated)
+		var fb engram.FeedbackResult
+		mustDecode(t, r, &fb)
+		if len(fb.Reflections) != 1 || fb.Reflections[0].ID != falcon.ID || fb.Reflections[0].UpCount != 1 {
+			t.Fatalf("feedback on a recall with a reflection: %+v", fb)
+		}
+		r = e.do(t, "GET", "/v1/reflections/"+falcon.ID, key, "")
+		var counted reflectionAnswer
+		mustDecode(t, r, &counted)
+		if counted.UpCount != 1 || counted.Version != 1 {
+			t.Fatalf("reflection after feedback: up %d, version %d", counted.UpCount, counted.Version)
+		}
+
 		// A member changes: only its group is written again, as version 2.
 		wantStatus(t, e.do(t, "PATCH", "/v1/memories/"+ids["dentist3"], key, `{"content":"Dentist bill was 150 dollars"}`), http.StatusOK)
 		res = postReflect(t, e.env, key, `{"category":"life"}`)
 		if len(res.Written) != 1 || res.Written[0].Group != "life#dentist" || res.Written[0].Version != 2 {
 			t.Fatalf("after an edit: %+v", res)
 		}
-		r := e.do(t, "GET", "/v1/reflections/"+res.Written[0].ID, key, "")
+		r = e.do(t, "GET", "/v1/reflections/"+res.Written[0].ID, key, "")
 		var dentist reflectionAnswer
 		mustDecode(t, r, &dentist)
 		if len(dentist.Versions) != 2 || !strings.Contains(dentist.Markdown, "150 dollars") {

@@ -281,6 +281,16 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		// lock the same memories in the same order.
 		sort.Strings(targets)
 		for _, id := range targets {
+			if strings.HasPrefix(id, reflectionPrefix) {
+				cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
+				if err != nil {
+					return nil, err
+				}
+				if cr != nil {
+					res.Reflections = append(res.Reflections, *cr)
+				}
+				continue
+			}
 			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, policy)
 			if err != nil {
 				return nil, err
@@ -338,6 +348,48 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 	}
 	return &engram.CreditedMemory{ID: m.ID, Version: m.Version, Weight: weight, Reward: m.Reward, Confidence: m.Confidence, Stability: m.Stability,
 		NeedsRevision: m.NeedsRevision, UpCount: m.UpCount, DownCount: m.DownCount, Capped: capped}, nil
+}
+
+// reflectionPrefix starts the id of a reflection, which a recall may
+// inject beside memories.
+const reflectionPrefix = "refl_"
+
+// creditReflection counts one feedback's vote on an injected reflection,
+// under the same per-rater cap as memories; a reflection gone from the
+// tenant is skipped (nil).
+func (db *DB) creditReflection(tx *gorm.DB, tenant string, fb feedbackRow, id string, weight float64, policy engram.FeedbackPolicy) (*engram.CreditedReflection, error) {
+	var rows []reflectionRow
+	if err := db.dialect.forUpdate(tx).Where("tenant_id = ? AND id = ?", tenant, id).Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: find reflection: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	r := rows[0]
+	limit, window := policy.RaterLimit()
+	var used int64
+	if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
+		tenant, id, fb.Rater, fb.CreatedAt.Add(-window)).Count(&used).Error; err != nil {
+		return nil, fmt.Errorf("store: rater credits: %w", err)
+	}
+	capped := used >= int64(limit)
+	if !capped {
+		switch policy.Vote(fb.Signal, weight) {
+		case 1:
+			r.UpCount++
+		case -1:
+			r.DownCount++
+		}
+		if err := tx.Model(&reflectionRow{}).Where("seq = ?", r.Seq).
+			Updates(map[string]any{"up_count": r.UpCount, "down_count": r.DownCount}).Error; err != nil {
+			return nil, fmt.Errorf("store: credit reflection: %w", err)
+		}
+	}
+	if err := tx.Create(&creditRow{FeedbackID: fb.ID, TenantID: tenant, MemoryID: id, Rater: fb.Rater, Signal: fb.Signal,
+		Applied: !capped, CreatedAt: fb.CreatedAt}).Error; err != nil {
+		return nil, fmt.Errorf("store: save credit: %w", err)
+	}
+	return &engram.CreditedReflection{ID: id, Weight: weight, UpCount: r.UpCount, DownCount: r.DownCount, Capped: capped}, nil
 }
 
 // updateInteraction records the interaction's latest judgement and makes

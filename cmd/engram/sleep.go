@@ -38,7 +38,7 @@ func newSleepMetrics(reg prometheus.Registerer) (*sleepMetrics, error) {
 	return m, nil
 }
 
-func (m *sleepMetrics) add(r *reflections.SleepResult) {
+func (m *sleepMetrics) add(r *engram.SleepResult) {
 	m.runs.Inc()
 	for kind, n := range map[string]float64{"merged": float64(r.Merged), "archived": float64(r.Archived),
 		"expired": float64(r.Expired), "events_folded": float64(r.EventsFolded),
@@ -51,7 +51,7 @@ func (m *sleepMetrics) add(r *reflections.SleepResult) {
 // calling report after each; an error of one tenant does not stop the
 // others.
 func sleepAll(ctx context.Context, db *store.DB, sleeper *reflections.Sleeper, only string,
-	report func(tenant *engram.Tenant, r *reflections.SleepResult, err error)) error {
+	report func(tenant *engram.Tenant, r *engram.SleepResult, err error)) error {
 	tenants, err := db.FindTenants(ctx)
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *ref
 			return
 		case <-t.C:
 		}
-		err := sleepAll(ctx, m.DB, sleeper, "", func(tenant *engram.Tenant, r *reflections.SleepResult, err error) {
+		err := sleepAll(ctx, m.DB, sleeper, "", func(tenant *engram.Tenant, r *engram.SleepResult, err error) {
 			if err != nil {
 				m.Logger.Warn("sleep failed", "tenant", tenant.Name, "err", err)
 				return
@@ -126,14 +126,14 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 	}
 	var failed error
 	enc := json.NewEncoder(stdout)
-	err = sleepAll(ctx, db, services.Sleep, *tenant, func(t *engram.Tenant, r *reflections.SleepResult, err error) {
+	err = sleepAll(ctx, db, services.Sleep, *tenant, func(t *engram.Tenant, r *engram.SleepResult, err error) {
 		if err != nil {
 			failed = errors.Join(failed, fmt.Errorf("tenant %s: %w", t.Name, err))
 			return
 		}
 		_ = enc.Encode(struct {
 			Tenant string `json:"tenant"`
-			*reflections.SleepResult
+			*engram.SleepResult
 		}{t.Name, r})
 	})
 	return errors.Join(err, failed)
