@@ -21,7 +21,9 @@ type Services struct {
 	Memories engram.MemoryService
 	Recall   engram.RecallService
 	Router   engram.RouterService
-	Feedback engram.FeedbackService
+	Feedback    engram.FeedbackService
+	Reflections engram.ReflectionService
+	Sleep       engram.SleepService
 }
 
 // tenantCtx creates a tenant and returns a context acting for it.

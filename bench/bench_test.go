@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
@@ -168,5 +169,36 @@ func TestLoCoMoInput(t *testing.T) {
 		if !found {
 			t.Fatalf("plain=%v: turn D1:3 not stored: %v", plain, byMemory)
 		}
+	}
+}
+
+func TestReflectHarness(t *testing.T) {
+	svc, db := services(t)
+	scorer := learning.NewScorer(learning.DefaultScoreConfig(), time.Now)
+	svc.Feedback = learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig())
+	refl := reflections.New(db, reflections.Config{Categories: engram.DefaultCategories, MinGroup: 3}, nil)
+	svc.Reflections = refl
+	svc.Sleep = reflections.NewSleeper(db, refl, reflections.SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02,
+		CompactAfter: time.Nanosecond, Scoring: engram.DefaultScoringConfig()}, nil)
+	rows, err := RunReflect(context.Background(), svc, ReflectOptions{Sizes: []int{120}, Feedback: 60, Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for _, r := range rows {
+		if r.Written == 0 || r.Written != r.Groups || r.Citations == 0 || r.BadCitations != 0 || r.UnsafeHTML != 0 ||
+			r.SecondWritten != 0 || r.SleepChanged {
+			t.Errorf("%+v", r)
+		}
+	}
+	if fb := rows[1]; fb.EventsFolded == 0 || fb.EventBytesAfter >= fb.EventBytesBefore {
+		t.Errorf("feedback events not folded: %+v", fb)
+	}
+	var out bytes.Buffer
+	PrintReflect(&out, rows)
+	if !strings.Contains(out.String(), "| generated 120 | 120 |") {
+		t.Errorf("table:\n%s", out.String())
 	}
 }

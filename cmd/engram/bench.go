@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
@@ -20,7 +21,7 @@ import (
 // names.
 func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("bench: want locomo, latency or router")
+		return errors.New("bench: want locomo, latency, reflect or router")
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
@@ -34,6 +35,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	feedback := fs.Bool("feedback", false, "locomo: measure the learning effect of thumbs (clean, then poisoned)")
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
+	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -52,6 +54,11 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		cfg.DataDir = dir
 	}
 	cfg.Recall.MaxBudget = max(cfg.Recall.MaxBudget, *budget)
+	if verb == "reflect" {
+		// Fold feedback events at once, so the event log is measured
+		// before and after folding in one run.
+		cfg.Sleep.CompactAfter = time.Nanosecond
+	}
 	cfg.Server.LogLevel = "warn"
 	logger := NewLogger(cfg, os.Stderr)
 	db, err := Open(ctx, cfg, logger)
@@ -64,7 +71,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		return err
 	}
 	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router,
-		Feedback: services.Feedback}
+		Feedback: services.Feedback, Reflections: services.Reflections, Sleep: services.Sleep}
 	switch verb {
 	case "locomo":
 		if *data == "" {
@@ -105,6 +112,18 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		bench.PrintLatency(stdout, rows)
+	case "reflect":
+		opt := bench.ReflectOptions{LoCoMo: *data, Feedback: *feedbackEvents, Seed: 1}
+		if *sizes != "" {
+			if opt.Sizes, err = intList(*sizes); err != nil {
+				return err
+			}
+		}
+		rows, err := bench.RunReflect(ctx, svc, opt, os.Stderr)
+		if err != nil {
+			return err
+		}
+		bench.PrintReflect(stdout, rows)
 	case "router":
 		// An empty tenant: the built-in rules alone, as a new user gets them.
 		ctx := engram.NewContextWithTenant(ctx, "bench-router")
@@ -127,7 +146,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			}
 		}
 	default:
-		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency or router", verb)
+		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency, reflect or router", verb)
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ usage:
   engram bench locomo --data locomo10.json [--budget N] [--plain]
                      recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
+  engram bench reflect [--data locomo10.json] [--sizes 1000,100000] [--feedback-events N]
+                     reflector and sleep cycle: correctness on LoCoMo, time at scale, event log folding
   engram bench router [--data labelled.jsonl]           router accuracy on the built-in sets
   engram version
 
