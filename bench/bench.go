@@ -17,10 +17,10 @@ import (
 
 // Services are the engram services a harness drives.
 type Services struct {
-	Auth     engram.AuthService
-	Memories engram.MemoryService
-	Recall   engram.RecallService
-	Router   engram.RouterService
+	Auth        engram.AuthService
+	Memories    engram.MemoryService
+	Recall      engram.RecallService
+	Router      engram.RouterService
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
 	Sleep       engram.SleepService
