@@ -28,8 +28,9 @@ import (
 // env is the HTTP server with MCP mounted at /mcp, wired as cmd/engram
 // wires it, on one store.
 type env struct {
-	db  *store.DB
-	srv *httptest.Server
+	db    *store.DB
+	tools *mcp.Server
+	srv   *httptest.Server
 }
 
 func newEnv(t testing.TB, db *store.DB) *env {
@@ -62,7 +63,7 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &env{db: db, srv: srv}
+	return &env{db: db, tools: tools, srv: srv}
 }
 
 // key makes a new API key of tenant and returns its secret.

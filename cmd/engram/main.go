@@ -1,5 +1,6 @@
 // Command engram is the agent-memory service: `engram serve` runs the
-// HTTP API; the other verbs work on the same store from the shell.
+// HTTP API (with MCP at /mcp), `engram mcp` serves the MCP tools over
+// stdio; the other verbs work on the same store from the shell.
 package main
 
 import (
@@ -24,6 +25,8 @@ const usage = `engram — memory for agents and chat products
 
 usage:
   engram serve [--addr HOST:PORT] [--data DIR] [--config FILE]
+  engram mcp [--data DIR] [--config FILE]             MCP tools over stdio, for an MCP client
+                     (tenant: that of ENGRAM_API_KEY, else auth.default_tenant)
   engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
   engram keys list [--tenant NAME]
   engram keys revoke KEY_ID
@@ -56,6 +59,8 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	switch args[0] {
 	case "serve":
 		err = runServe(ctx, args[1:], environ, stdout)
+	case "mcp":
+		err = runMCP(ctx, args[1:], environ, stdout)
 	case "keys":
 		err = runKeys(ctx, args[1:], environ, stdout)
 	case "export":

@@ -28,7 +28,8 @@ import (
 	"github.com/engram-memory/engram/tokens"
 )
 
-// Main is one engram process: configuration, store and HTTP server.
+// Main is one engram process: configuration, store and HTTP server (the
+// REST API and MCP at /mcp).
 // Tests boot it on :0 exactly as the binary does.
 type Main struct {
 	Config  configs.Config
@@ -215,6 +216,7 @@ func (m *Main) Start(ctx context.Context) error {
 	srv, err := server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
+		MCP:    NewMCP(m.Config, db, services, m.Logger).Handler(),
 		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: registry,
 		Limits: server.Limits{

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/mcp"
+	"github.com/engram-memory/engram/store"
+)
+
+// NewMCP builds the MCP tools on the services: the same tools for
+// `engram mcp` (stdio) and for /mcp on the HTTP server.
+func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) *mcp.Server {
+	return mcp.New(mcp.Config{
+		Memories: s.Memories, Recall: s.Recall, Feedback: s.Feedback, Auth: db, Health: db,
+		Categories: cfg.Memory.Categories,
+		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+			MaxBudget: cfg.Recall.MaxBudget, Keys: cfg.Limits.KeyLimits()},
+		Version: Version, Logger: logger,
+	})
+}
+
+// runMCP is `engram mcp`: the MCP tools over stdin and stdout, for an MCP
+// client that starts engram as its subprocess. Logs go to stderr; stdout
+// carries the protocol only. It serves until the client closes stdin or
+// the process is told to stop.
+func runMCP(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	load := commonFlags(fs, false)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("mcp: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	logger := NewLogger(cfg, os.Stderr)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	id, err := stdioIdentity(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	services, err := NewServices(cfg, db, logger)
+	if err != nil {
+		return err
+	}
+	// The embeddings follow the change feed here too: with no server
+	// running, this process is the only one that writes.
+	var background sync.WaitGroup
+	bg, stop := context.WithCancel(context.Background())
+	defer func() { stop(); background.Wait() }()
+	if services.Embeddings != nil {
+		background.Go(func() { services.Embeddings.Run(bg, cfg.Embeddings.Poll) })
+	}
+	logger.Info("engram mcp started", "transport", "stdio", "tenant_id", id.TenantID, "driver", cfg.Store.Driver, "data_dir", cfg.DataDir)
+	err = NewMCP(cfg, db, services, logger).RunStdio(ctx, id, os.Stdin, nopWriteCloser{stdout})
+	reason := "stdin closed"
+	if ctx.Err() != nil {
+		reason = "signal"
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	logger.Info("engram mcp stopped", "reason", reason)
+	return err
+}
+
+// stdioIdentity is whom `engram mcp` acts for. With auth.api_key
+// (ENGRAM_API_KEY) set, the tenant of that key: a key the store does not
+// know yet is imported as the default tenant's, exactly as serve does on
+// start, so one environment serves both verbs whichever starts first; a
+// revoked key is refused. Without a key, the default tenant
+// (auth.default_tenant): whoever can start engram on this data can read it
+// anyway.
+func stdioIdentity(ctx context.Context, cfg configs.Config, db *store.DB) (mcp.Identity, error) {
+	tenant := cfg.Auth.DefaultTenant
+	secret := cfg.Auth.APIKey
+	if secret == "" {
+		t, err := db.EnsureTenant(ctx, tenant)
+		if err != nil {
+			return mcp.Identity{}, err
+		}
+		return mcp.Identity{TenantID: t.ID}, nil
+	}
+	key, err := db.Authenticate(ctx, secret)
+	if engram.ErrorCode(err) == engram.EUNAUTHORIZED {
+		if _, err = db.EnsureTenant(ctx, tenant); err == nil {
+			if _, err = db.ImportAPIKey(ctx, tenant, "configured", secret); err == nil {
+				key, err = db.Authenticate(ctx, secret)
+			}
+		}
+	}
+	if err != nil {
+		return mcp.Identity{}, err
+	}
+	return mcp.Identity{TenantID: key.TenantID, KeyID: key.ID}, nil
+}
+
+// nopWriteCloser lets the protocol close stdout's writer without closing
+// the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
