@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +171,26 @@ func TestMCPOverServe(t *testing.T) {
 		return mcptest.NewClient(t, cs)
 	}
 	mcptest.Scenario(t, connect(strings.TrimSpace(string(generated))), connect(acme))
+}
+
+// TestREADMEListsTheTools: the README's MCP tool table names exactly the
+// tools the server lists.
+func TestREADMEListsTheTools(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## MCP\n")
+	if !ok {
+		t.Fatal("README has no MCP section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var names []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
+		names = append(names, m[1])
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, mcptest.Tools) {
+		t.Fatalf("README's MCP tools %v, the server's %v", names, mcptest.Tools)
+	}
 }
