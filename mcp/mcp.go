@@ -54,6 +54,8 @@ type Config struct {
 	Memories engram.MemoryService
 	Recall   Recaller
 	Feedback engram.FeedbackService
+	// Reflections runs the reflector and reads its write-ups (reflect).
+	Reflections engram.ReflectionService
 	// Auth resolves the bearer keys of HTTP requests; stdio sessions act
 	// for the Identity they are started with.
 	Auth   engram.AuthService
@@ -97,7 +99,8 @@ type caller struct {
 const instructions = `engram is your long-term memory of this user and this work.
 At the start of a conversation call boot. Before answering anything that may depend on the user, their preferences or earlier work, call recall and use its context.
 When you learn something worth keeping, call remember (or set_memory for a value that has a name and one current value).
-When the user confirms or rejects an answer that used recalled memories, call feedback with the recall_id.`
+When the user confirms or rejects an answer that used recalled memories, call feedback with the recall_id.
+When the user asks what has been learned, call reflect.`
 
 // sdkServer builds one SDK server with every tool; who says whom each
 // call acts for.

@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/mcp"
 	"github.com/engram-memory/engram/mcp/mcptest"
+	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
@@ -47,15 +48,16 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
 	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), cfg.Recall, time.Now)
 	fb := learning.NewFeedback(db, scorer, cfg.Feedback)
+	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup}, nil)
 	lim := cfg.Limits
 	tools := mcp.New(mcp.Config{
-		Memories: memories, Recall: rec, Feedback: fb, Auth: db, Health: db, Categories: cfg.Memory.Categories,
+		Memories: memories, Recall: rec, Feedback: fb, Reflections: refl, Auth: db, Health: db, Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBudget: cfg.Recall.MaxBudget,
 			Keys: lim.KeyLimits()},
 		Version: "test",
 	})
 	s, err := server.New(server.Config{
-		Memories: memories, Auth: db, Health: db, Router: routes, Recall: rec, Feedback: fb, MCP: tools.Handler(),
+		Memories: memories, Auth: db, Health: db, Router: routes, Recall: rec, Feedback: fb, Reflections: refl, MCP: tools.Handler(),
 		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {
@@ -195,6 +197,8 @@ func TestErrorsMatchREST(t *testing.T) {
 			{"POST", "/v1/feedback", `{"memory_id":"mem_unknown","rating":0}`, "feedback"},
 			{"POST", "/v1/feedback", `{"memory_id":"mem_unknown","thumb":"up","rating":5}`, "feedback"},
 			{"POST", "/v1/feedback", `{"thumb":"up"}`, "feedback"},
+			{"POST", "/v1/reflect", `{"category":"gossip"}`, "reflect"},
+			{"POST", "/v1/reflect", `{"category":7}`, "reflect"},
 		} {
 			status, body := rest(t, e, k, tc.method, tc.path, tc.body)
 			if status < 400 || status >= 500 {

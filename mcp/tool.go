@@ -25,6 +25,7 @@ var tools = []func(*toolbox){
 	(*toolbox).addSetMemory,
 	(*toolbox).addForget,
 	(*toolbox).addFeedback,
+	(*toolbox).addReflect,
 	(*toolbox).addStatus,
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // Tools are the tools engram serves today, as tools/list names them.
-var Tools = []string{"boot", "feedback", "forget", "recall", "remember", "set_memory", "status"}
+var Tools = []string{"boot", "feedback", "forget", "recall", "reflect", "remember", "set_memory", "status"}
 
 // Client is one MCP session with the tools it listed.
 type Client struct {
@@ -235,6 +235,20 @@ func Scenario(t *testing.T, a, other *Client) {
 		t.Fatalf("boot: %v", boot)
 	}
 
+	// reflect: three strategy memories make a topic, written up once.
+	for _, text := range []string{"Deploying on Tuesdays kept the weekend quiet", "Small pull requests were reviewed within a day",
+		"Skipping the staging soak caused the March outage"} {
+		a.Call(t, "remember", map[string]any{"content": text, "category": "strategy"})
+	}
+	refl := a.Call(t, "reflect", map[string]any{"category": "strategy"})
+	if len(refl["written"].([]any)) != 1 || len(refl["reflections"].([]any)) != 1 ||
+		!strings.Contains(refl["reflections"].([]any)[0].(map[string]any)["markdown"].(string), "Deploying on Tuesdays") {
+		t.Fatalf("reflect: %v", refl)
+	}
+	if again := a.Call(t, "reflect", map[string]any{}); len(again["written"].([]any)) != 0 || len(again["skipped"].([]any)) != 1 {
+		t.Fatalf("reflect with nothing changed: %v", again)
+	}
+
 	// Bad arguments are tool errors with the REST API's codes and messages.
 	for _, bad := range []struct {
 		tool          string
@@ -255,6 +269,7 @@ func Scenario(t *testing.T, a, other *Client) {
 		{"forget", map[string]any{"id": "mem_doesnotexist"}, "not_found", ""},
 		{"forget", map[string]any{}, "invalid", "give exactly one of id, key"},
 		{"boot", map[string]any{"token_limit": 9000}, "invalid", "token_limit must be between 1 and 8000"},
+		{"reflect", map[string]any{"limit": 0}, "invalid", "limit must be between 1 and 20"},
 	} {
 		code, msg := a.CallError(t, bad.tool, bad.args)
 		if code != bad.code || (bad.message != "" && msg != bad.message) {
@@ -268,6 +283,9 @@ func Scenario(t *testing.T, a, other *Client) {
 	}
 	if b := other.Call(t, "boot", map[string]any{}); len(b["memories"].([]any)) != 0 || b["persona"] != "" {
 		t.Fatalf("another tenant boots with %v", b)
+	}
+	if r := other.Call(t, "reflect", map[string]any{}); r["groups"] != float64(0) || len(r["reflections"].([]any)) != 0 {
+		t.Fatalf("another tenant reflects on %v", r)
 	}
 	for _, call := range []struct {
 		tool string

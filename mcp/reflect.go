@@ -1,0 +1,90 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-memory/engram"
+)
+
+// defaultReflections and maxReflections bound the write-ups reflect
+// returns: each is a page of Markdown.
+const (
+	defaultReflections = 5
+	maxReflections     = 20
+)
+
+type reflectArgs struct {
+	Category string `json:"category,omitempty" jsonschema:"reflect on this category only; omit for all"`
+	Limit    *int   `json:"limit,omitempty" jsonschema:"most reflections to return, most recently written first"`
+}
+
+type reflection struct {
+	ID       string `json:"id"`
+	Group    string `json:"group" jsonschema:"the topic: a category, category/subcategory or category#tag"`
+	Category string `json:"category"`
+	Title    string `json:"title"`
+	Version  int64  `json:"version"`
+	Markdown string `json:"markdown" jsonschema:"what is known, what worked, what failed, open questions; claims cite memory ids"`
+	Cited    int    `json:"cited" jsonschema:"memories its claims cite"`
+}
+
+type reflectResult struct {
+	Groups      int                     `json:"groups" jsonschema:"topics with enough memories to reflect on"`
+	Written     []engram.ReflectOutcome `json:"written" jsonschema:"reflections written or rewritten now"`
+	Skipped     []engram.ReflectOutcome `json:"skipped" jsonschema:"unchanged since their last reflection"`
+	Failed      []engram.ReflectOutcome `json:"failed"`
+	Reflections []reflection            `json:"reflections"`
+}
+
+func (b *toolbox) addReflect() {
+	addTool(b, &sdk.Tool{
+		Name: "reflect",
+		Description: "Write up what the memories say, topic by topic (what is known, what worked, what failed or misled, " +
+			"open questions, each claim citing its memories), and return the write-ups. Use it when the user asks what " +
+			"has been learned or for a review of past work, or after many new memories. Unchanged topics are not rewritten.",
+		Annotations: &sdk.ToolAnnotations{Title: "Reflect", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, func(s *jsonschema.Schema) {
+		enum(s, "category", b.s.cfg.Categories...)
+		between(s, "limit", 1, maxReflections)
+		defaultValue(s, "limit", defaultReflections)
+	}, b.s.reflect)
+}
+
+func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, error) {
+	limit := defaultReflections
+	if a.Limit != nil {
+		if *a.Limit < 1 || *a.Limit > maxReflections {
+			return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", maxReflections)
+		}
+		limit = *a.Limit
+	}
+	res, err := s.cfg.Reflections.Reflect(ctx, engram.ReflectRequest{Category: a.Category})
+	if err != nil {
+		return nil, err
+	}
+	f := engram.ReflectionFilter{Limit: limit}
+	if a.Category != "" {
+		f.Category = &a.Category
+	}
+	page, err := s.cfg.Reflections.FindReflections(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := &reflectResult{Groups: res.Groups, Written: nonNil(res.Written), Skipped: nonNil(res.Skipped),
+		Failed: nonNil(res.Failed), Reflections: make([]reflection, len(page.Items))}
+	for i, r := range page.Items {
+		out.Reflections[i] = reflection{ID: r.ID, Group: r.Group, Category: r.Category, Title: r.Title, Version: r.Version,
+			Markdown: r.Markdown, Cited: len(r.Cited)}
+	}
+	return out, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
