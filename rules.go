@@ -137,11 +137,19 @@ func IsEmptySource(s json.RawMessage) bool {
 
 // KeyTarget normalises the key of a set_memory write and checks its
 // source. A source lacking required provenance is refused, or, when the
-// rules quarantine, the write is redirected under UntrustedPrefix.
+// rules quarantine, the write is redirected under UntrustedPrefix. A
+// tombstone (content null) needs a source but no retrieval trail: it says
+// who removed the key, and nothing was retrieved.
 func (r Rules) KeyTarget(w KeyWrite) (string, error) {
 	key, err := NormalizeKey(w.Key, r.Limits.KeyLimits())
 	if err != nil {
 		return "", err
+	}
+	if bytes.Equal(bytes.TrimSpace(w.Content), []byte("null")) {
+		if IsEmptySource(w.Source) {
+			return "", Errorf(EINVALID, "source is required")
+		}
+		return key, nil
 	}
 	if err := CheckProvenance(key, w.Source); err != nil {
 		if r.Memory.Untrusted != "quarantine" || ErrorCode(err) != EINVALID || IsEmptySource(w.Source) {

@@ -411,6 +411,12 @@ func TestKeys(t *testing.T) {
 		if r.memory(t).Category != "kb" {
 			t.Errorf("kb key category: %s", r)
 		}
+		// Deleting it needs no retrieval trail: nothing was retrieved.
+		if d := e.do(t, "DELETE", "/v1/keys/kb/go/maps", alpha, ""); d.Status != http.StatusOK || d.memory(t).Valid {
+			t.Errorf("DELETE of a /kb/ key: %s", d)
+		}
+		wantStatus(t, e.do(t, "GET", "/v1/keys/kb/go/maps", alpha, ""), http.StatusNotFound)
+		wantStatus(t, e.do(t, "PUT", "/v1/keys/kb/go/maps", alpha, `{"content":null,"source":"cleanup"}`), http.StatusOK)
 		// POST with a key, then the key is taken
 		r = e.do(t, "POST", "/v1/memories", alpha, `{"content":"posted","key":"/notes/posted","source":"user"}`)
 		wantStatus(t, r, http.StatusCreated)
