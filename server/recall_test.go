@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -28,6 +29,15 @@ import (
 func newRecallEnv(t testing.TB, engine string) *env {
 	t.Helper()
 	return newRecallEnvOn(t, storetest.Open(t, engine))
+}
+
+// flushRecalls commits the recall records and access counts the
+// server's recall writer still holds.
+func flushRecalls(t testing.TB, e *env) {
+	t.Helper()
+	if err := e.db.FlushRecalls(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // newRecallEnvOn is newRecallEnv on an open store, so that two servers can
@@ -395,6 +405,7 @@ func TestRecallBadInput(t *testing.T) {
 				wantError(t, e.do(t, "POST", "/v1/recall", f.key, tc.body), http.StatusBadRequest, engram.EINVALID, tc.parts...)
 			})
 		}
+		flushRecalls(t, e)
 		for _, m := range listMemories(t, e, f.key) {
 			if m.AccessCount != 0 || m.LastAccessedAt != nil {
 				t.Errorf("memory %s accessed (%d, %v) by a refused recall", m.ID, m.AccessCount, m.LastAccessedAt)
@@ -515,6 +526,7 @@ func TestRecallCountsAccess(t *testing.T) {
 		}
 		start := time.Now().Add(-time.Second)
 		rec := postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000})
+		flushRecalls(t, e)
 		injected := map[string]engram.RecallItem{}
 		for _, it := range rec.Items {
 			injected[it.ID] = it
@@ -544,6 +556,7 @@ func TestRecallCountsAccess(t *testing.T) {
 		}
 		// A second recall counts a second access.
 		postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000})
+		flushRecalls(t, e)
 		if m := getMemory(t, e, f.key, f.p0.ID); m.AccessCount != 2 || m.Version != before[f.p0.ID].version {
 			t.Errorf("P0 after two recalls: access_count %d, version %d", m.AccessCount, m.Version)
 		}
@@ -602,6 +615,7 @@ func TestRecallConcurrent(t *testing.T) {
 		for s := range statuses {
 			t.Error(s)
 		}
+		flushRecalls(t, e)
 		if m := getMemory(t, e, key, p0.ID); m.AccessCount != workers*each || m.Version != p0.Version {
 			t.Errorf("P0 after %d recalls: access_count %d, version %d (was %d)", workers*each, m.AccessCount, m.Version, p0.Version)
 		}

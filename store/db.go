@@ -37,6 +37,11 @@ type Options struct {
 	Now          engram.Clock
 	Tokens       engram.TokenCounter
 	Rules        engram.Rules // validation and defaults of every write
+	// RecallFlush and RecallBatch tune the recall writer: a batch of
+	// recall records commits after RecallFlush or once it holds
+	// RecallBatch recalls (0: DefaultRecallFlush, DefaultRecallBatch).
+	RecallFlush time.Duration
+	RecallBatch int
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
@@ -50,6 +55,7 @@ type DB struct {
 	rules   engram.Rules
 	log     *slog.Logger
 	secret  []byte // signs list cursors; shared through the settings table
+	recalls *recallWriter
 }
 
 // Open connects, applies pending migrations and loads the settings.
@@ -96,6 +102,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		_ = db.Close()
 		return nil, err
 	}
+	db.recalls = newRecallWriter(db, o.RecallFlush, o.RecallBatch, o.Logger)
 	return db, nil
 }
 
@@ -183,8 +190,12 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// Close closes every connection.
+// Close commits the recall records still queued, then closes every
+// connection.
 func (db *DB) Close() error {
+	if db.recalls != nil {
+		db.recalls.close()
+	}
 	var errs []error
 	for _, g := range []*gorm.DB{db.w, db.r} {
 		if g == nil {

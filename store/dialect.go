@@ -30,6 +30,9 @@ type dialect interface {
 	// forUpdate makes a read inside a transaction lock the rows it reads
 	// until commit, so that concurrent read-modify-write cycles queue.
 	forUpdate(g *gorm.DB) *gorm.DB
+	// forUpdateSkipLocked is forUpdate that passes over the rows another
+	// transaction holds instead of waiting for them.
+	forUpdateSkipLocked(g *gorm.DB) *gorm.DB
 	// matchAll is a WHERE clause true for memories containing every term.
 	matchAll(terms []string) (string, any)
 	// hasTag is a WHERE clause true for memories tagged tag.
@@ -77,6 +80,8 @@ func (sqliteDialect) lockMigrations(*gorm.DB) error { return nil }
 // forUpdate: SQLite has a single writer; the transaction already excludes
 // every other writer.
 func (sqliteDialect) forUpdate(g *gorm.DB) *gorm.DB { return g }
+
+func (sqliteDialect) forUpdateSkipLocked(g *gorm.DB) *gorm.DB { return g }
 
 // isTransient: SQLite's single writer cannot deadlock; lock waits end in
 // busy_timeout errors, which are not worth an automatic retry.
@@ -150,6 +155,10 @@ func (postgresDialect) lockMigrations(tx *gorm.DB) error {
 
 func (postgresDialect) forUpdate(g *gorm.DB) *gorm.DB {
 	return g.Clauses(clause.Locking{Strength: "UPDATE"})
+}
+
+func (postgresDialect) forUpdateSkipLocked(g *gorm.DB) *gorm.DB {
+	return g.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
 }
 
 func (postgresDialect) isTransient(err error) bool {

@@ -137,6 +137,9 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 	}
 	g := db.w.WithContext(ctx)
 	if in.RecallID != "" {
+		if err := db.awaitRecall(ctx, tenant, in.RecallID); err != nil {
+			return nil, err
+		}
 		rec, err := db.findRecall(g, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
@@ -146,7 +149,7 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 			row.Category = route.Domains[0].Name
 		}
 	}
-	if err := g.Create(&row).Error; err != nil {
+	if err := db.retry(ctx, func() error { return g.Create(&row).Error }); err != nil {
 		return nil, fmt.Errorf("store: create interaction: %w", err)
 	}
 	return row.toInteraction(), nil
@@ -195,6 +198,11 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, polic
 	if err != nil {
 		return nil, err
 	}
+	if in.RecallID != "" {
+		if err := db.awaitRecall(ctx, tenant, in.RecallID); err != nil {
+			return nil, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		var res *engram.FeedbackResult
 		err := db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
@@ -205,8 +213,13 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, polic
 		switch {
 		case err == nil:
 			return res, nil
-		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < 5:
-			continue // a concurrent write of the same memory, or of the same idempotency key
+		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < maxAttempts:
+			// A concurrent write of the same memory, or of the same
+			// idempotency key, or a deadlock victim.
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+			continue
 		default:
 			return nil, err
 		}

@@ -324,7 +324,10 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		if err == nil {
 			return results, nil
 		}
-		if db.dialect.isTransient(err) && attempt < 5 {
+		if db.dialect.isTransient(err) && attempt < maxAttempts {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if !db.dialect.isUniqueViolation(err) {
@@ -442,8 +445,12 @@ func (db *DB) mutate(ctx context.Context, where string, arg any, expect *int64, 
 		switch {
 		case err == nil:
 			return out, nil
-		case db.dialect.isTransient(err) && attempt < 5:
-			continue // a deadlock victim: the transaction was rolled back whole
+		case db.dialect.isTransient(err) && attempt < maxAttempts:
+			// A deadlock victim: the transaction was rolled back whole.
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+			continue
 		case (errors.Is(err, errRetry) || db.dialect.uniqueRule(err) == ruleEventVersion) && attempt < 5:
 			if expect != nil {
 				return nil, engram.Errorf(engram.ECONFLICT, "memory changed concurrently; reload and retry")

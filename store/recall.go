@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/engram-memory/engram"
 )
@@ -38,38 +35,25 @@ type recallItemRef struct {
 	Breakdown   engram.ScoreBreakdown `json:"breakdown"`
 }
 
-// SaveRecall stores a recall under a new id (set on r) and counts an
-// access on every injected memory. Access statistics are not versioned
-// changes: they bump neither version nor history.
+// SaveRecall gives the recall a new id (set on r) and hands its record
+// and the access counts of its memories to the process's recall writer,
+// which commits them in batches off the recall's path (see recallWriter):
+// it returns before they are committed. Access statistics are not
+// versioned changes: they bump neither version nor history.
 func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return err
 	}
-	r.ID = newID("rec")
+	r.ID = newRecallID()
 	route, _ := json.Marshal(r.Route)
 	refs := make([]recallItemRef, len(r.Items))
-	ids := make([]string, len(r.Items))
 	for i, it := range r.Items {
 		refs[i] = recallItemRef{ID: it.ID, Version: it.Version, Score: it.Score, Tokens: it.Tokens, UsedSummary: it.UsedSummary, Breakdown: it.Breakdown}
-		ids[i] = it.ID
 	}
 	items, _ := json.Marshal(refs)
-	row := recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
-		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}
-	sort.Strings(ids) // one lock order with every other writer
-	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&row).Error; err != nil {
-			return fmt.Errorf("store: save recall: %w", err)
-		}
-		if len(ids) > 0 {
-			if err := tx.Exec(`UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN ? AND `+
-				db.dialect.unindexed("tenant_id")+` = ?`, r.CreatedAt.UTC(), ids, tenant).Error; err != nil {
-				return fmt.Errorf("store: count access: %w", err)
-			}
-		}
-		return nil
-	})
+	return db.recalls.add(recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
+		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}, refs)
 }
 
 // PinnedMemories returns the live P0 (identity) memories visible to the

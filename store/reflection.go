@@ -105,7 +105,11 @@ func (db *DB) SaveReflection(ctx context.Context, r *engram.Reflection) (*engram
 		switch {
 		case err == nil:
 			return out, written, nil
-		case (db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < 3:
+		case db.dialect.isTransient(err) && attempt < maxAttempts:
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, false, err
+			}
+		case db.dialect.isUniqueViolation(err) && attempt < 3:
 			continue // another server wrote the group's reflection first: compare with it
 		default:
 			return nil, false, err

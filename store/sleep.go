@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/engram-memory/engram"
 )
 
@@ -39,11 +41,16 @@ func (db *DB) FoldFeedbackEvents(ctx context.Context, before time.Time) (int64, 
 		return 0, fmt.Errorf("store: feed cursors: %w", err)
 	}
 	cut := before.UTC()
-	res := db.w.WithContext(ctx).Exec(`DELETE FROM memory_events
+	// Two servers folding one tenant delete overlapping rows: retried.
+	var res *gorm.DB
+	_ = db.retry(ctx, func() error {
+		res = db.w.WithContext(ctx).Exec(`DELETE FROM memory_events
 		WHERE tenant_id = ? AND action = ? AND created_at < ? AND (feed_seq IS NULL OR feed_seq <= ?)
 		AND EXISTS (SELECT 1 FROM memory_events n WHERE n.memory_id = memory_events.memory_id
 			AND n.version = memory_events.version + 1 AND n.action = ? AND n.created_at < ?)`,
-		tenant, engram.ActionFeedback, cut, applied, engram.ActionFeedback, cut)
+			tenant, engram.ActionFeedback, cut, applied, engram.ActionFeedback, cut)
+		return res.Error
+	})
 	if res.Error != nil {
 		return 0, fmt.Errorf("store: fold feedback events: %w", res.Error)
 	}

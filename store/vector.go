@@ -26,9 +26,11 @@ func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []floa
 		return err
 	}
 	blob := encodeVector(normalize(vec))
-	if err := db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector) VALUES (?, ?, ?, ?, ?)
+	if err := db.retry(ctx, func() error {
+		return db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
-		row.Seq, tenant, model, len(vec), blob).Error; err != nil {
+			row.Seq, tenant, model, len(vec), blob).Error
+	}); err != nil {
 		return fmt.Errorf("store: save vector: %w", err)
 	}
 	return nil

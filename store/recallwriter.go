@@ -1,0 +1,442 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Defaults of the recall writer (Options.RecallFlush, RecallBatch).
+const (
+	// DefaultRecallFlush is how long a recall record may wait in memory
+	// before it is committed: what a crash can lose.
+	DefaultRecallFlush = 20 * time.Millisecond
+	// DefaultRecallBatch is how many recalls fill a batch, which is then
+	// committed at once.
+	DefaultRecallBatch = 128
+	// recallGrace is how long a recall id of another server (or a previous
+	// process) may take to appear in the store: the flush interval of that
+	// server plus its commit, with room for a loaded database.
+	recallGrace = 3 * time.Second
+)
+
+// recallWriter takes the recall records and access counts off the
+// recall's path. One per process (per DB): recalls join the open batch,
+// and one goroutine commits a batch every flush interval, or as soon as
+// it holds batch recalls. The recall rows commit first, in one
+// transaction; then the access counts, in a second one that never waits
+// for a row lock: it locks the memory rows in id order, skipping those
+// another transaction holds (PostgreSQL), adds the counts to the rows it
+// got and carries the rest to the next flush. So a recall never queues
+// behind a feedback's or an edit's locks, and cannot deadlock with them.
+// A feedback or interaction that names a recall still in a batch makes
+// that batch commit at once and waits for it (await), so it always finds
+// its recall. Close commits what is left. A crash loses at most the open
+// batch and the one being committed (recall records), and the access
+// counts not yet added, never a memory, feedback or key write, which
+// commit before they are acknowledged.
+type recallWriter struct {
+	db       *DB
+	interval time.Duration
+	size     int
+	log      *slog.Logger
+
+	mu     sync.Mutex
+	open   *recallBatch
+	byID   map[string]*recallBatch // open and committing batches, by recall id
+	closed bool
+
+	pending map[accessKey]*accessCount // counts not yet added; the run goroutine's own
+
+	kick  chan struct{}
+	force chan chan struct{} // FlushRecalls: commit everything, then close the channel sent
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type recallBatch struct {
+	rows   []recallRow
+	access []accessRef
+	done   chan struct{} // closed once the rows are committed (or failed: err)
+	err    error
+}
+
+// accessRef is one memory a recall injected.
+type accessRef struct {
+	tenant, id string
+	at         time.Time
+}
+
+type accessKey struct{ tenant, id string }
+
+type accessCount struct {
+	n     int
+	last  time.Time // the newest recall that injected the memory
+	since time.Time // when the first of these accesses was queued
+}
+
+// staleAccess is how long an access count may wait for its row (locked
+// by others at every flush, or gone) before it is given up, with a
+// warning.
+const staleAccess = time.Minute
+
+func newRecallWriter(db *DB, interval time.Duration, size int, log *slog.Logger) *recallWriter {
+	if interval <= 0 {
+		interval = DefaultRecallFlush
+	}
+	if size <= 0 {
+		size = DefaultRecallBatch
+	}
+	w := &recallWriter{db: db, interval: interval, size: size, log: log, byID: map[string]*recallBatch{},
+		pending: map[accessKey]*accessCount{},
+		kick:    make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// add queues one recall. After close it commits the recall at once.
+func (w *recallWriter) add(row recallRow, items []recallItemRef) error {
+	refs := make([]accessRef, len(items))
+	for i, it := range items {
+		refs[i] = accessRef{tenant: row.TenantID, id: it.ID, at: row.CreatedAt}
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		if err := w.commitRows([]recallRow{row}); err != nil {
+			return err
+		}
+		counts := map[accessKey]*accessCount{}
+		addAccess(counts, refs)
+		return w.commitAccess(counts, true)
+	}
+	if w.open == nil {
+		w.open = &recallBatch{done: make(chan struct{})}
+	}
+	b := w.open
+	b.rows = append(b.rows, row)
+	b.access = append(b.access, refs...)
+	w.byID[row.ID] = b
+	full := len(b.rows) >= w.size
+	w.mu.Unlock()
+	if full {
+		w.signal()
+	}
+	return nil
+}
+
+func addAccess(counts map[accessKey]*accessCount, refs []accessRef) {
+	now := time.Now()
+	for _, a := range refs {
+		k := accessKey{a.tenant, a.id}
+		c := counts[k]
+		if c == nil {
+			c = &accessCount{since: now}
+			counts[k] = c
+		}
+		c.n++
+		if a.at.After(c.last) {
+			c.last = a.at
+		}
+	}
+}
+
+func (w *recallWriter) signal() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *recallWriter) run() {
+	defer close(w.done)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-w.kick:
+		case reply := <-w.force:
+			w.flush(true)
+			close(reply)
+			continue
+		case <-w.stop:
+			w.flush(true)
+			if len(w.pending) > 0 {
+				w.log.Warn("access counts given up", "memories", len(w.pending))
+			}
+			return
+		}
+		w.flush(false)
+	}
+}
+
+// flush commits the open batch, if any, then the access counts; wait
+// waits for locked rows instead of carrying their counts.
+func (w *recallWriter) flush(wait bool) {
+	w.mu.Lock()
+	b := w.open
+	w.open = nil
+	w.mu.Unlock()
+	if b != nil {
+		b.err = w.commitRows(b.rows)
+		if b.err != nil {
+			w.log.Error("recall records lost", "recalls", len(b.rows), "err", b.err)
+		}
+		w.mu.Lock()
+		for _, r := range b.rows {
+			delete(w.byID, r.ID)
+		}
+		w.mu.Unlock()
+		close(b.done)
+		addAccess(w.pending, b.access)
+	}
+	if len(w.pending) == 0 {
+		return
+	}
+	if err := w.commitAccess(w.pending, wait); err != nil {
+		w.log.Warn("access counts not saved yet", "memories", len(w.pending), "err", err)
+	}
+	stale := 0
+	for k, c := range w.pending {
+		if time.Since(c.since) > staleAccess {
+			delete(w.pending, k)
+			stale++
+		}
+	}
+	if stale > 0 {
+		w.log.Warn("access counts given up", "memories", stale)
+	}
+}
+
+// commitRows inserts recall rows in one transaction, retrying deadlocks
+// and serialization failures.
+func (w *recallWriter) commitRows(rows []recallRow) error {
+	ctx := context.Background()
+	return w.db.retry(ctx, func() error {
+		if err := w.db.w.WithContext(ctx).CreateInBatches(rows, 100).Error; err != nil {
+			return fmt.Errorf("store: save recalls: %w", err)
+		}
+		return nil
+	})
+}
+
+// commitAccess adds the access counts to the memory rows in one
+// transaction and removes the counts it added from counts. Unless wait,
+// rows another transaction holds are skipped (their counts stay).
+func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool) error {
+	ids := make([]string, 0, len(counts))
+	for k := range counts {
+		ids = append(ids, k.id)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	ctx := context.Background()
+	lock := w.db.dialect.forUpdateSkipLocked
+	if wait {
+		lock = w.db.dialect.forUpdate
+	}
+	var done []accessKey
+	err := w.db.retry(ctx, func() error {
+		done = done[:0]
+		return w.db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var locked []accessKey
+			for chunk := range slices.Chunk(ids, 500) {
+				var rows []struct{ TenantID, ID string }
+				if err := lock(tx.Model(&memoryRow{}).Select("tenant_id, id").Where("id IN ?", chunk).Order("id")).
+					Find(&rows).Error; err != nil {
+					return fmt.Errorf("store: lock accessed memories: %w", err)
+				}
+				for _, r := range rows {
+					locked = append(locked, accessKey{r.TenantID, r.ID})
+				}
+			}
+			// One statement per tenant, count and time.
+			type group struct {
+				tenant string
+				n      int
+				last   time.Time
+			}
+			groups := map[group][]string{}
+			for _, k := range locked {
+				if c := counts[k]; c != nil {
+					g := group{k.tenant, c.n, c.last.UTC()}
+					groups[g] = append(groups[g], k.id)
+					done = append(done, k)
+				}
+			}
+			for g, gids := range groups {
+				if err := tx.Exec(`UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? WHERE id IN ? AND `+
+					w.db.dialect.unindexed("tenant_id")+` = ?`, g.n, g.last, gids, g.tenant).Error; err != nil {
+					return fmt.Errorf("store: count access: %w", err)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range done {
+		delete(counts, k)
+	}
+	return nil
+}
+
+// await returns once the recall id is committed, if this process holds
+// it in a batch: that batch is committed at once.
+func (w *recallWriter) await(ctx context.Context, id string) error {
+	w.mu.Lock()
+	b := w.byID[id]
+	w.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	w.signal()
+	select {
+	case <-b.done:
+		return b.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// flushAll commits every queued recall and access count, waiting for
+// row locks, and returns once they are committed.
+func (w *recallWriter) flushAll(ctx context.Context) error {
+	reply := make(chan struct{})
+	select {
+	case w.force <- reply:
+	case <-w.done:
+		return nil // closed: everything was committed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close commits what is queued and stops the writer; later recalls
+// commit one by one.
+func (w *recallWriter) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+}
+
+// FlushRecalls commits the recall records and access counts this
+// process still holds, and waits for them.
+func (db *DB) FlushRecalls(ctx context.Context) error {
+	return db.recalls.flushAll(ctx)
+}
+
+// awaitRecall makes sure the recall id, if it exists, is in the store
+// before a transaction reads it: a recall of this process still in a
+// batch is committed at once; a recall id of another server that is not
+// in the store yet but was made less than recallGrace ago is waited for
+// (its server commits it within its flush interval). Runs outside any
+// transaction: on SQLite the writer must stay free for the batch. An id
+// that never appears is left for the caller's lookup to report.
+func (db *DB) awaitRecall(ctx context.Context, tenant, id string) error {
+	if err := db.recalls.await(ctx, id); err != nil {
+		return err
+	}
+	made, ok := recallTime(id)
+	if !ok {
+		return nil
+	}
+	// The id's clock is the wall clock of the server that made it; a
+	// clock far ahead is still waited for at most recallGrace from now.
+	deadline := min(made.Add(recallGrace).UnixNano(), time.Now().Add(recallGrace).UnixNano())
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		var n int64
+		if err := db.r.WithContext(ctx).Model(&recallRow{}).Where("tenant_id = ? AND id = ?", tenant, id).Count(&n).Error; err != nil {
+			return fmt.Errorf("store: find recall: %w", err)
+		}
+		if n > 0 || time.Now().UnixNano() >= deadline {
+			return nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// newRecallID returns rec_ plus the wall-clock time in milliseconds (48
+// bits) and 80 random bits: a server that does not find a recall yet can
+// tell a fresh id (still in another server's batch) from an unknown one.
+func newRecallID() string {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint64(b, uint64(time.Now().UnixMilli())<<16)
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "rec_" + idEncoding.EncodeToString(b)
+}
+
+// recallTime reads the time out of an id made by newRecallID.
+func recallTime(id string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(id, "rec_")
+	if !ok || len(s) != 26 {
+		return time.Time{}, false
+	}
+	b, err := idEncoding.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(b) >> 16)), true
+}
+
+// maxAttempts bounds the retries of a write transaction that lost a
+// deadlock or a serialization failure (PostgreSQL).
+const maxAttempts = 8
+
+// retry runs fn again after a deadlock or serialization failure
+// (PostgreSQL), up to maxAttempts times with a short random back-off: fn
+// must be a whole transaction (or one statement), rolled back on failure.
+func (db *DB) retry(ctx context.Context, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || !db.dialect.isTransient(err) || attempt >= maxAttempts {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+}
+
+// backoff sleeps a random time that grows with the attempt (1–2 ms, 2–4
+// ms, …), so transactions that collided do not collide again in step.
+func backoff(ctx context.Context, attempt int) error {
+	var b [1]byte
+	_, _ = rand.Read(b[:])
+	d := time.Millisecond << min(attempt, 6)
+	d += time.Duration(int(b[0])) * d / 256
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,161 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// feedbackOn wires the feedback service onto db as cmd/engram does.
+func feedbackOn(t *testing.T, db *store.DB) *learning.Feedback {
+	t.Helper()
+	scoring := learning.NewScoreConfig(configs.Default().Scoring)
+	return learning.NewFeedback(db, learning.NewScorer(scoring, time.Now), engram.DefaultFeedbackConfig())
+}
+
+// saveRecall stores a recall that injected m.
+func saveRecall(t *testing.T, ctx context.Context, db *store.DB, m *engram.Memory) *engram.Recall {
+	t.Helper()
+	r := &engram.Recall{Query: "q", TokenBudget: 100, CreatedAt: time.Now(),
+		Items: []engram.RecallItem{{ID: m.ID, Version: m.Version, Category: m.Category, Text: m.Content, Score: 0.5}}}
+	if err := db.SaveRecall(ctx, r, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func getMemory(t *testing.T, ctx context.Context, db *store.DB, id string) *engram.Memory {
+	t.Helper()
+	m, err := db.FindMemoryByID(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRecallWriterFeedbackFindsBatchedRecall: a recall is acknowledged
+// before its record commits; feedback on it, on the same server, makes
+// its batch commit at once (the flush interval here is an hour) and
+// credits it, and the access count lands with the record.
+func TestRecallWriterFeedbackFindsBatchedRecall(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		o.RecallFlush = time.Hour
+		db := storetest.OpenWith(t, o)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := saveRecall(t, ctx, db, res.Memory)
+		if m := getMemory(t, ctx, db, res.Memory.ID); m.AccessCount != 0 {
+			t.Fatalf("access counted before the batch committed: %d", m.AccessCount)
+		}
+		start := time.Now()
+		fb, err := feedbackOn(t, db).SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: "up"})
+		if err != nil {
+			t.Fatalf("feedback on a batched recall: %v", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("feedback waited %v for the batch", took)
+		}
+		if len(fb.Credited) != 1 || fb.Credited[0].ID != res.Memory.ID {
+			t.Errorf("credited %+v", fb.Credited)
+		}
+		if m := getMemory(t, ctx, db, res.Memory.ID); m.AccessCount != 1 || m.LastAccessedAt == nil || m.ReinforcedAt.Before(res.Memory.ReinforcedAt) {
+			t.Errorf("after the batch: access_count %d, last_accessed_at %v", m.AccessCount, m.LastAccessedAt)
+		}
+		// An interaction naming a batched recall finds it too.
+		rec2 := saveRecall(t, ctx, db, res.Memory)
+		if _, err := feedbackOn(t, db).CreateInteraction(ctx, &engram.Interaction{Prompt: "p", Response: "r", RecallID: rec2.ID}); err != nil {
+			t.Fatalf("interaction on a batched recall: %v", err)
+		}
+	})
+}
+
+// TestRecallWriterTwoServers: two servers on one database. Feedback
+// through server 2 on a recall just made by server 1, whose batch has
+// not committed yet, waits for it and credits it. An id of a recall
+// that never reaches the store is a 404 once its grace has passed, and
+// an id that carries no recent time is a 404 at once.
+func TestRecallWriterTwoServers(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		o.RecallFlush = 300 * time.Millisecond
+		db1 := storetest.OpenWith(t, o)
+		o2 := o
+		o2.RecallFlush = time.Hour
+		db2 := storetest.OpenWith(t, o2)
+		ctx1 := engram.NewContextWithActor(storetest.Tenant(t, db1, "alpha"), engram.Actor{KeyID: "k"})
+		ctx2 := engram.NewContextWithActor(storetest.Tenant(t, db2, "alpha"), engram.Actor{KeyID: "k"})
+		res, err := db1.CreateMemory(ctx1, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := saveRecall(t, ctx1, db1, res.Memory)
+		fb, err := feedbackOn(t, db2).SubmitFeedback(ctx2, engram.FeedbackInput{RecallID: rec.ID, Thumb: "up"})
+		if err != nil {
+			t.Fatalf("feedback on server 2 to a recall of server 1: %v", err)
+		}
+		if len(fb.Credited) != 1 {
+			t.Errorf("credited %+v", fb.Credited)
+		}
+
+		// Server 2 holds this one for an hour: server 1 gives up after
+		// the grace period.
+		lost := saveRecall(t, ctx2, db2, res.Memory)
+		start := time.Now()
+		_, err = feedbackOn(t, db1).SubmitFeedback(ctx1, engram.FeedbackInput{RecallID: lost.ID, Thumb: "up"})
+		if engram.ErrorCode(err) != engram.ENOTFOUND {
+			t.Errorf("feedback on a recall not in the store: %v", err)
+		}
+		if took := time.Since(start); took < 2*time.Second || took > 10*time.Second {
+			t.Errorf("waited %v for a fresh recall id", took)
+		}
+		start = time.Now()
+		_, err = feedbackOn(t, db1).SubmitFeedback(ctx1, engram.FeedbackInput{RecallID: "rec_aaaaaaaaaaaaaaaaaaaa", Thumb: "up"})
+		if engram.ErrorCode(err) != engram.ENOTFOUND || time.Since(start) > time.Second {
+			t.Errorf("unknown recall id: %v after %v", err, time.Since(start))
+		}
+	})
+}
+
+// TestRecallWriterCloseCommits: closing the store commits what is
+// still batched; a reopened store finds the recall and its access.
+func TestRecallWriterCloseCommits(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		o.RecallFlush = time.Hour
+		db, err := store.Open(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []*engram.Recall
+		for range 3 {
+			recs = append(recs, saveRecall(t, ctx, db, res.Memory))
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = storetest.OpenWith(t, o)
+		if m := getMemory(t, ctx, db, res.Memory.ID); m.AccessCount != 3 || m.Version != res.Memory.Version {
+			t.Errorf("after close: access_count %d, version %d", m.AccessCount, m.Version)
+		}
+		for _, r := range recs {
+			if _, err := feedbackOn(t, db).SubmitFeedback(ctx, engram.FeedbackInput{RecallID: r.ID, Rating: 4, Rater: r.ID}); err != nil {
+				t.Errorf("recall %s after close: %v", r.ID, err)
+			}
+		}
+	})
+}
