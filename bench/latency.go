@@ -25,6 +25,10 @@ type LatencyOptions struct {
 	Budgets []int
 	Queries int
 	Seed    uint64
+	// Remote, when set, returns a RecallService that reaches the named
+	// tenant over HTTP (see HTTPRecall): each recall is then measured a
+	// second time through it.
+	Remote func(ctx context.Context, tenant string) (engram.RecallService, error)
 }
 
 // LatencyRow is one corpus size and budget.
@@ -32,6 +36,7 @@ type LatencyRow struct {
 	Size, Budget        int
 	IngestPerSec        float64
 	P50, P99            float64 // recall, ms
+	HTTPP50, HTTPP99    float64 // recall over HTTP, ms (0: not measured)
 	FTSP50, FTSP99      float64 // bare full-text query, ms
 	MeanItems, MeanUsed float64
 }
@@ -103,9 +108,16 @@ func (c *corpus) memory() *engram.Memory {
 func RunLatency(ctx context.Context, svc Services, bare BareSearcher, opt LatencyOptions, progress io.Writer) ([]LatencyRow, error) {
 	var rows []LatencyRow
 	for _, size := range opt.Sizes {
-		tctx, err := tenantCtx(ctx, svc.Auth, fmt.Sprintf("latency-%d", size))
+		name := fmt.Sprintf("latency-%d", size)
+		tctx, err := tenantCtx(ctx, svc.Auth, name)
 		if err != nil {
 			return nil, err
+		}
+		var remote engram.RecallService
+		if opt.Remote != nil {
+			if remote, err = opt.Remote(ctx, name); err != nil {
+				return nil, err
+			}
 		}
 		gen := newCorpus(opt.Seed + uint64(size))
 		start := time.Now()
@@ -149,9 +161,21 @@ func RunLatency(ctx context.Context, svc Services, bare BareSearcher, opt Latenc
 				used += float64(rec.TokensUsed)
 			}
 			n := float64(len(queries))
-			rows = append(rows, LatencyRow{Size: size, Budget: budget, IngestPerSec: ingest,
+			row := LatencyRow{Size: size, Budget: budget, IngestPerSec: ingest,
 				P50: percentile(lat, 50), P99: percentile(lat, 99), FTSP50: percentile(fts, 50), FTSP99: percentile(fts, 99),
-				MeanItems: items / n, MeanUsed: used / n})
+				MeanItems: items / n, MeanUsed: used / n}
+			if remote != nil {
+				var hl []float64
+				for _, q := range queries {
+					t0 := time.Now()
+					if _, err := remote.Recall(tctx, engram.RecallRequest{Query: q, TokenBudget: budget}); err != nil {
+						return nil, err
+					}
+					hl = append(hl, ms(time.Since(t0)))
+				}
+				row.HTTPP50, row.HTTPP99 = percentile(hl, 50), percentile(hl, 99)
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows, nil
@@ -164,10 +188,14 @@ func PrintLatency(w io.Writer, rows []LatencyRow) {
 	var out [][]string
 	for _, r := range rows {
 		ratio := r.P50 / math.Max(r.FTSP50, 1e-6)
+		http := "–"
+		if r.HTTPP50 > 0 {
+			http = fmt.Sprintf("%.2f / %.2f", r.HTTPP50, r.HTTPP99)
+		}
 		out = append(out, []string{fmt.Sprint(r.Size), fmt.Sprint(r.Budget), fmt.Sprintf("%.2f", r.P50), fmt.Sprintf("%.2f", r.P99),
-			fmt.Sprintf("%.2f", r.FTSP50), fmt.Sprintf("%.2f", r.FTSP99), fmt.Sprintf("%.1f×", ratio),
+			http, fmt.Sprintf("%.2f", r.FTSP50), fmt.Sprintf("%.2f", r.FTSP99), fmt.Sprintf("%.1f×", ratio),
 			fmt.Sprintf("%.1f", r.MeanItems), fmt.Sprintf("%.0f", r.MeanUsed), fmt.Sprintf("%.0f", r.IngestPerSec)})
 	}
-	table(w, []string{"memories", "budget", "recall p50 ms", "recall p99 ms", "bare FTS p50 ms", "bare FTS p99 ms",
+	table(w, []string{"memories", "budget", "recall p50 ms", "recall p99 ms", "over HTTP p50 / p99 ms", "bare FTS p50 ms", "bare FTS p99 ms",
 		"p50 ratio", "items", "tokens used", "ingest memories/s"}, out)
 }

@@ -2,18 +2,28 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/store"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -21,7 +31,7 @@ import (
 // names.
 func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("bench: want locomo, latency, reflect or router")
+		return errors.New("bench: want locomo, latency, load, reflect or router")
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
@@ -37,12 +47,24 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
+	clients := fs.Int("clients", 32, "load: concurrent clients")
+	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
+	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
+	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
+	overHTTP := fs.Bool("http", false, "latency: also measure each recall over HTTP, through a server on a loopback port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	cfg, err := configs.Load(*configPath, environ)
 	if err != nil {
 		return err
+	}
+	if verb == "load" {
+		counts, err := intList(*servers)
+		if err != nil {
+			return err
+		}
+		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories}, stdout)
 	}
 	cfg.DataDir = *keep
 	if cfg.DataDir == "" {
@@ -107,6 +129,21 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if opt.Budgets, err = intList(*budgets); err != nil {
 			return err
 		}
+		if *overHTTP {
+			url, stop, err := serveBench(cfg, db, services, logger)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			client := &http.Client{}
+			opt.Remote = func(ctx context.Context, tenant string) (engram.RecallService, error) {
+				_, secret, err := db.CreateAPIKey(ctx, tenant, "bench")
+				if err != nil {
+					return nil, err
+				}
+				return bench.HTTPRecall{URL: url, Key: secret, Client: client}, nil
+			}
+		}
 		rows, err := bench.RunLatency(ctx, svc, db, opt, os.Stderr)
 		if err != nil {
 			return err
@@ -146,7 +183,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			}
 		}
 	default:
-		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency, reflect or router", verb)
+		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency, load, reflect or router", verb)
 	}
 	return nil
 }
@@ -161,4 +198,105 @@ func intList(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// runLoad runs one load per entry of servers: that many engram servers,
+// started as engram serve starts them (on free loopback ports), on one
+// fresh database: a new SQLite file, or a fresh schema of the PostgreSQL
+// that cfg names (the tables are dropped afterwards).
+func runLoad(ctx context.Context, cfg configs.Config, keep string, servers []int, opt bench.LoadOptions, stdout io.Writer) error {
+	var runs []bench.LoadResult
+	for _, n := range servers {
+		res, err := loadRun(ctx, cfg, keep, n, opt)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, res)
+	}
+	bench.PrintLoad(stdout, cfg.Store.Driver, runs)
+	return nil
+}
+
+func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, opt bench.LoadOptions) (bench.LoadResult, error) {
+	cfg.DataDir = keep
+	if cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "engram-load-")
+		if err != nil {
+			return bench.LoadResult{}, err
+		}
+		defer os.RemoveAll(dir)
+		cfg.DataDir = dir
+	}
+	if cfg.Store.Driver == "postgres" {
+		schema, drop, err := freshSchema(ctx, cfg.Store.DSN)
+		if err != nil {
+			return bench.LoadResult{}, err
+		}
+		defer drop()
+		cfg.Store.DSN = schema
+	}
+	key := make([]byte, 24)
+	_, _ = rand.Read(key)
+	cfg.Auth.APIKey = fmt.Sprintf("egk_load%x", key)
+	cfg.Server.Addr = "127.0.0.1:0"
+	cfg.Server.LogLevel = "warn"
+	opt.Key = cfg.Auth.APIKey
+	opt.URLs = nil
+	for range servers {
+		m := &Main{Config: cfg, Logger: NewLogger(cfg, os.Stderr)}
+		if err := m.Start(ctx); err != nil {
+			return bench.LoadResult{}, err
+		}
+		defer m.Close()
+		opt.URLs = append(opt.URLs, m.URL())
+	}
+	return bench.RunLoad(ctx, opt)
+}
+
+// freshSchema creates a new schema on the PostgreSQL of dsn and returns
+// a DSN whose search_path points at it, and a function that drops it.
+func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
+	admin, err := gorm.Open(postgres.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: open postgres: %w", err)
+	}
+	closeAdmin := func() {
+		if s, err := admin.DB(); err == nil {
+			_ = s.Close()
+		}
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := fmt.Sprintf("engram_bench_%x", b)
+	if err := admin.WithContext(ctx).Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		closeAdmin()
+		return "", nil, fmt.Errorf("bench: create schema: %w", err)
+	}
+	drop := func() {
+		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
+		closeAdmin()
+	}
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "search_path=" + schema, drop, nil
+	}
+	return dsn + " search_path=" + schema, drop, nil
+}
+
+// serveBench serves the API on the services at a free loopback port.
+func serveBench(cfg configs.Config, db *store.DB, services *Services, logger *slog.Logger) (string, func(), error) {
+	srv, err := NewServer(cfg, db, services, prometheus.NewRegistry(), logger)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
 }

@@ -36,7 +36,9 @@ usage:
   engram sleep [--tenant NAME]                        merge, archive, expire, compact, re-reflect (every tenant by default)
   engram bench locomo --data locomo10.json [--budget N] [--plain]
                      recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
-  engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
+  engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N] [--http]
+  engram bench load [--clients 32] [--duration 1m] [--servers 1,2] [--seed N]
+                     creates, recalls and feedback from concurrent clients on servers sharing one database
   engram bench reflect [--data locomo10.json] [--sizes 1000,100000] [--feedback-events N]
                      reflector and sleep cycle: correctness on LoCoMo, time at scale, event log folding
   engram bench router [--data labelled.jsonl]           router accuracy on the built-in sets

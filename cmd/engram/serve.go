@@ -128,6 +128,21 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	return services, nil
 }
 
+// NewServer builds the HTTP API (with MCP at /mcp) on the services.
+func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *prometheus.Registry, logger *slog.Logger) (*server.Server, error) {
+	return server.New(server.Config{
+		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
+		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
+		MCP:    NewMCP(cfg, db, services, logger).Handler(),
+		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
+		Registry: registry,
+		Limits: server.Limits{
+			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+		},
+	})
+}
+
 // holderName names this process in the feed leases it takes: host, pid
 // and a random suffix, unique per server.
 func holderName() string {
@@ -213,17 +228,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
-	srv, err := server.New(server.Config{
-		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
-		MCP:    NewMCP(m.Config, db, services, m.Logger).Handler(),
-		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
-		Registry: registry,
-		Limits: server.Limits{
-			MaxBodyBytes: m.Config.Limits.MaxBodyBytes, MaxJSONDepth: m.Config.Limits.MaxJSONDepth,
-			MaxBatch: m.Config.Limits.MaxBatch, Keys: m.Config.Limits.KeyLimits(),
-		},
-	})
+	srv, err := NewServer(m.Config, db, services, registry, m.Logger)
 	if err != nil {
 		_ = db.Close()
 		return err

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram/bench"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// TestLoadHarness: a short load on one and on two servers sharing one
+// database (each engine) answers every create, recall and feedback —
+// feedback on two servers mostly names a recall the other server made —
+// and prints a row per kind.
+func TestLoadHarness(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		environ := []string{"ENGRAM_STORE_DRIVER=" + engine}
+		if engine == "postgres" {
+			environ = append(environ, "ENGRAM_STORE_DSN="+os.Getenv(storetest.PostgresEnv))
+		}
+		cfg, err := configs.Load("", environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		opt := bench.LoadOptions{Clients: 6, Duration: 1500 * time.Millisecond, Seed: 50}
+		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{1, 2}, opt, &out); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "error (") {
+			t.Errorf("errors under load:\n%s", out.String())
+		}
+		for _, want := range []string{"| " + engine + " | 1 | 6 |  | feedback |", "| " + engine + " | 2 | 6 |  | recall |"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("no %q in\n%s", want, out.String())
+			}
+		}
+	})
+}
