@@ -629,6 +629,7 @@ func TestFeedbackBadInput(t *testing.T) {
 			return fixture{mem: m.ID, rec: rec.ID, inter: in.ID}
 		}
 		a, b := setup(alpha), setup(beta)
+		flushRecalls(t, e.env)
 		counts := e.count(t)
 		snapA, snapB := e.snapshot(t, alpha), e.snapshot(t, beta)
 		nothingWritten := func(t *testing.T) {
@@ -1037,6 +1038,7 @@ func TestDecayClock(t *testing.T) {
 		recallID = rec.ID
 		wantStatus(t, e.do(t, "POST", "/v1/feedback", key, `{"recall_id":"`+recallID+`","thumb":"down","rater":"r1"}`), http.StatusCreated)
 		wantStatus(t, e.do(t, "PATCH", "/v1/memories/"+m.ID, key, `{"tags":["ops"],"importance":0.9}`), http.StatusOK)
+		flushRecalls(t, e.env)
 		if got := getMemory(t, e.env, key, m.ID); !got.ReinforcedAt.Equal(t0) || got.AccessCount == 0 || got.DownCount != 1 {
 			t.Fatalf("after reads, a down vote and a re-label: reinforced_at %v (want %v), access %d, down %d",
 				got.ReinforcedAt, t0, got.AccessCount, got.DownCount)

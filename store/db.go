@@ -39,14 +39,17 @@ type Options struct {
 	Rules        engram.Rules // validation and defaults of every write
 	// RecallFlush and RecallBatch tune the recall writer: a batch of
 	// recall records commits after RecallFlush or once it holds
-	// RecallBatch recalls (0: DefaultRecallFlush, DefaultRecallBatch).
+	// RecallBatch recalls. RecallGrace is how long feedback waits for a
+	// recall another server made but has not committed yet. 0: the
+	// Default… constants.
 	RecallFlush time.Duration
 	RecallBatch int
+	RecallGrace time.Duration
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
 // (SQLite allows one writer; queuing in Go beats SQLITE_BUSY retries) and
-// reads through a pool; with PostgreSQL both are the same pool.
+// reads through a pool; with PostgreSQL writes and reads have a pool each.
 type DB struct {
 	w, r    *gorm.DB
 	dialect dialect
@@ -102,7 +105,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	db.recalls = newRecallWriter(db, o.RecallFlush, o.RecallBatch, o.Logger)
+	db.recalls = newRecallWriter(db, o)
 	return db, nil
 }
 
@@ -159,16 +162,23 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	return nil
 }
 
+// openPostgres opens two pools of MaxOpenConns connections each, one
+// for write transactions and one for reads, so that reads (a recall)
+// never queue for a connection behind writers waiting for row locks.
 func (db *DB) openPostgres(o Options, gcfg *gorm.Config) error {
-	var err error
-	if db.w, err = gorm.Open(postgres.Open(o.DSN), gcfg); err != nil {
-		return fmt.Errorf("store: open postgres: %w", redactErr(err, o.DSN))
+	for _, g := range []**gorm.DB{&db.w, &db.r} {
+		var err error
+		if *g, err = gorm.Open(postgres.Open(o.DSN), gcfg); err != nil {
+			if db.w != nil {
+				_ = db.Close()
+			}
+			return fmt.Errorf("store: open postgres: %w", redactErr(err, o.DSN))
+		}
+		sdb, _ := (*g).DB()
+		sdb.SetMaxOpenConns(max(o.MaxOpenConns, 1))
+		sdb.SetMaxIdleConns(max(o.MaxOpenConns, 1))
+		sdb.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	sdb, _ := db.w.DB()
-	sdb.SetMaxOpenConns(max(o.MaxOpenConns, 1))
-	sdb.SetMaxIdleConns(max(o.MaxOpenConns, 1))
-	sdb.SetConnMaxIdleTime(5 * time.Minute)
-	db.r = db.w
 	return nil
 }
 

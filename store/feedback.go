@@ -137,7 +137,11 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 	}
 	g := db.w.WithContext(ctx)
 	if in.RecallID != "" {
-		if err := db.awaitRecall(ctx, tenant, in.RecallID); err != nil {
+		claimed, err := db.readyRecall(ctx, tenant, in.RecallID)
+		if err != nil {
+			return nil, err
+		}
+		if err := insertRecall(g, claimed); err != nil {
 			return nil, err
 		}
 		rec, err := db.findRecall(g, tenant, in.RecallID)
@@ -198,14 +202,16 @@ func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, polic
 	if err != nil {
 		return nil, err
 	}
-	if in.RecallID != "" {
-		if err := db.awaitRecall(ctx, tenant, in.RecallID); err != nil {
-			return nil, err
-		}
+	claimed, err := db.readyRecall(ctx, tenant, in.RecallID)
+	if err != nil {
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		var res *engram.FeedbackResult
 		err := db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
+			if err := insertRecall(tx, claimed); err != nil {
+				return err
+			}
 			var err error
 			res, err = db.submitFeedback(ctx, tx, tenant, in, policy)
 			return err

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -517,6 +518,7 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		if !m.Valid {
 			return false, engram.Errorf(engram.ECONFLICT, "memory is deleted; roll it back to revive it")
 		}
+		was := *m
 		set(&m.AgentID, u.AgentID)
 		set(&m.Category, u.Category)
 		set(&m.Subcategory, u.Subcategory)
@@ -542,7 +544,8 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		if u.ClearExpiry {
 			m.ExpiresAt = nil
 		}
-		return true, nil
+		// Values the memory already holds are no change: no version.
+		return !reflect.DeepEqual(was, *m), nil
 	})
 }
 
@@ -566,6 +569,12 @@ func (db *DB) DeleteMemory(ctx context.Context, id string, expect *int64) (*engr
 
 // FindMemoryEvents implements engram.MemoryService.
 func (db *DB) FindMemoryEvents(ctx context.Context, id string) ([]*engram.MemoryEvent, error) {
+	return db.FindMemoryEventsPage(ctx, id, 0, 0)
+}
+
+// FindMemoryEventsPage implements engram.MemoryService; limit 0 reads
+// them all.
+func (db *DB) FindMemoryEventsPage(ctx context.Context, id string, after int64, limit int) ([]*engram.MemoryEvent, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
@@ -575,7 +584,11 @@ func (db *DB) FindMemoryEvents(ctx context.Context, id string) ([]*engram.Memory
 		return nil, err
 	}
 	var rows []eventRow
-	if err := g.Where("tenant_id = ? AND memory_id = ?", tenant, id).Order("version").Find(&rows).Error; err != nil {
+	q := g.Where("tenant_id = ? AND memory_id = ? AND version > ?", tenant, id, after).Order("version")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: find events: %w", err)
 	}
 	out := make([]*engram.MemoryEvent, 0, len(rows))

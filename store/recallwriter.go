@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // Defaults of the recall writer (Options.RecallFlush, RecallBatch).
@@ -22,10 +23,12 @@ const (
 	// DefaultRecallBatch is how many recalls fill a batch, which is then
 	// committed at once.
 	DefaultRecallBatch = 128
-	// recallGrace is how long a recall id of another server (or a previous
+	// DefaultRecallGrace is how long a recall id of another server (or a previous
 	// process) may take to appear in the store: the flush interval of that
-	// server plus its commit, with room for a loaded database.
-	recallGrace = 3 * time.Second
+	// server plus its commit, with room for a database so loaded that
+	// the commit queues for seconds (two servers on one SQLite file take
+	// turns at its write lock through the busy timeout, unfairly).
+	DefaultRecallGrace = 15 * time.Second
 )
 
 // recallWriter takes the recall records and access counts off the
@@ -47,6 +50,7 @@ type recallWriter struct {
 	db       *DB
 	interval time.Duration
 	size     int
+	grace    time.Duration // how long to wait for another server's fresh recall
 	log      *slog.Logger
 
 	mu     sync.Mutex
@@ -88,14 +92,18 @@ type accessCount struct {
 // warning.
 const staleAccess = time.Minute
 
-func newRecallWriter(db *DB, interval time.Duration, size int, log *slog.Logger) *recallWriter {
+func newRecallWriter(db *DB, o Options) *recallWriter {
+	interval, size, grace := o.RecallFlush, o.RecallBatch, o.RecallGrace
 	if interval <= 0 {
 		interval = DefaultRecallFlush
 	}
 	if size <= 0 {
 		size = DefaultRecallBatch
 	}
-	w := &recallWriter{db: db, interval: interval, size: size, log: log, byID: map[string]*recallBatch{},
+	if grace <= 0 {
+		grace = DefaultRecallGrace
+	}
+	w := &recallWriter{db: db, interval: interval, size: size, grace: grace, log: o.Logger, byID: map[string]*recallBatch{},
 		pending: map[accessKey]*accessCount{},
 		kick:    make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
@@ -222,7 +230,8 @@ func (w *recallWriter) flush(wait bool) {
 func (w *recallWriter) commitRows(rows []recallRow) error {
 	ctx := context.Background()
 	return w.db.retry(ctx, func() error {
-		if err := w.db.w.WithContext(ctx).CreateInBatches(rows, 100).Error; err != nil {
+		// A feedback may have written one of them already (claim).
+		if err := w.db.w.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error; err != nil {
 			return fmt.Errorf("store: save recalls: %w", err)
 		}
 		return nil
@@ -291,6 +300,51 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 	return nil
 }
 
+// claim returns the row of a recall of tenant still queued here, for a
+// transaction that needs the recall to write it itself (insertRecall)
+// rather than wait for the batch; the batch still writes it too, and the
+// second insert does nothing.
+func (w *recallWriter) claim(tenant, id string) *recallRow {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b := w.byID[id]
+	if b == nil {
+		return nil
+	}
+	for i := range b.rows {
+		if b.rows[i].ID == id && b.rows[i].TenantID == tenant {
+			row := b.rows[i]
+			return &row
+		}
+	}
+	return nil
+}
+
+// insertRecall writes a claimed recall row inside tx, unless it is
+// there already.
+func insertRecall(tx *gorm.DB, row *recallRow) error {
+	if row == nil {
+		return nil
+	}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
+		return fmt.Errorf("store: save recall: %w", err)
+	}
+	return nil
+}
+
+// readyRecall prepares a write that names a recall: a recall of this
+// process still queued is claimed (returned, for the write's transaction
+// to insert with insertRecall); any other is waited for (awaitRecall).
+func (db *DB) readyRecall(ctx context.Context, tenant, id string) (*recallRow, error) {
+	if id == "" {
+		return nil, nil
+	}
+	if row := db.recalls.claim(tenant, id); row != nil {
+		return row, nil
+	}
+	return nil, db.awaitRecall(ctx, tenant, id)
+}
+
 // await returns once the recall id is committed, if this process holds
 // it in a batch: that batch is committed at once.
 func (w *recallWriter) await(ctx context.Context, id string) error {
@@ -351,7 +405,8 @@ func (db *DB) FlushRecalls(ctx context.Context) error {
 // awaitRecall makes sure the recall id, if it exists, is in the store
 // before a transaction reads it: a recall of this process still in a
 // batch is committed at once; a recall id of another server that is not
-// in the store yet but was made less than recallGrace ago is waited for
+// in the store yet but was made less than the grace (Options.RecallGrace)
+// ago is waited for
 // (its server commits it within its flush interval). Runs outside any
 // transaction: on SQLite the writer must stay free for the batch. An id
 // that never appears is left for the caller's lookup to report.
@@ -364,9 +419,10 @@ func (db *DB) awaitRecall(ctx context.Context, tenant, id string) error {
 		return nil
 	}
 	// The id's clock is the wall clock of the server that made it; a
-	// clock far ahead is still waited for at most recallGrace from now.
-	deadline := min(made.Add(recallGrace).UnixNano(), time.Now().Add(recallGrace).UnixNano())
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+	// clock far ahead is still waited for at most the grace from now.
+	grace := db.recalls.grace
+	deadline := min(made.Add(grace).UnixNano(), time.Now().Add(grace).UnixNano())
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
 		var n int64
 		if err := db.r.WithContext(ctx).Model(&recallRow{}).Where("tenant_id = ? AND id = ?", tenant, id).Count(&n).Error; err != nil {
 			return fmt.Errorf("store: find recall: %w", err)

@@ -40,9 +40,10 @@ func getMemory(t *testing.T, ctx context.Context, db *store.DB, id string) *engr
 }
 
 // TestRecallWriterFeedbackFindsBatchedRecall: a recall is acknowledged
-// before its record commits; feedback on it, on the same server, makes
-// its batch commit at once (the flush interval here is an hour) and
-// credits it, and the access count lands with the record.
+// before its record commits; feedback on it, on the same server, writes
+// the queued record in its own transaction (the flush interval here is
+// an hour) and credits it; the batch later adds the access count and
+// does not write the record twice.
 func TestRecallWriterFeedbackFindsBatchedRecall(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		o := storetest.Options(t, engine)
@@ -68,6 +69,9 @@ func TestRecallWriterFeedbackFindsBatchedRecall(t *testing.T) {
 		if len(fb.Credited) != 1 || fb.Credited[0].ID != res.Memory.ID {
 			t.Errorf("credited %+v", fb.Credited)
 		}
+		if err := db.FlushRecalls(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if m := getMemory(t, ctx, db, res.Memory.ID); m.AccessCount != 1 || m.LastAccessedAt == nil || m.ReinforcedAt.Before(res.Memory.ReinforcedAt) {
 			t.Errorf("after the batch: access_count %d, last_accessed_at %v", m.AccessCount, m.LastAccessedAt)
 		}
@@ -88,6 +92,7 @@ func TestRecallWriterTwoServers(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		o := storetest.Options(t, engine)
 		o.RecallFlush = 300 * time.Millisecond
+		o.RecallGrace = 2 * time.Second
 		db1 := storetest.OpenWith(t, o)
 		o2 := o
 		o2.RecallFlush = time.Hour
