@@ -225,6 +225,9 @@ type MemoryService interface {
 	DeleteMemory(ctx context.Context, id string, expectVersion *int64) (*Memory, error)
 	// FindMemoryEvents returns a memory's history, oldest first. ENOTFOUND.
 	FindMemoryEvents(ctx context.Context, id string) ([]*MemoryEvent, error)
+	// FindMemoryEventsPage returns up to limit events of a memory's
+	// history with versions above after, oldest first. ENOTFOUND.
+	FindMemoryEventsPage(ctx context.Context, id string, after int64, limit int) ([]*MemoryEvent, error)
 	// RollbackMemory restores the state recorded after version as a new
 	// version. ENOTFOUND, EINVALID (no such version), ECONFLICT.
 	RollbackMemory(ctx context.Context, id string, version int64, expectVersion *int64) (*Memory, error)

@@ -304,6 +304,41 @@ func (f *badFixture) cases() []badCase {
 		{name: "rollback garbage If-Match", method: "POST", path: m1 + "/rollback", body: `{"version":1}`, headers: []string{"If-Match", "two"}, target: m1, status: 400, code: invalid, msg: []string{"If-Match"}},
 		{name: "rollback unknown id", method: "POST", path: "/v1/memories/mem_doesnotexist/rollback", body: `{"version":1}`, status: 404, code: notFound},
 		{name: "rollback unknown field", method: "POST", path: m1 + "/rollback", body: `{"version":1,"to":1}`, target: m1, status: 400, code: invalid, msg: []string{`"to"`}},
+
+		// --- strict JSON: one spelling, one value per field ---
+		{name: "duplicate field", method: "POST", path: "/v1/memories", body: `{"content":"first","content":"second"}`, status: 400, code: invalid, msg: []string{"duplicate", `"content"`}},
+		{name: "duplicate field in data", method: "POST", path: "/v1/memories", body: `{"content":"dup data","data":{"a":1,"b":{"x":1,"x":2}}}`, status: 400, code: invalid, msg: []string{"duplicate", `"x"`}},
+		{name: "duplicate field in a batch", method: "POST", path: "/v1/memories/batch", body: `{"memories":[{"content":"a","tags":["t"],"tags":["u"]}]}`, status: 400, code: invalid, msg: []string{"duplicate", `"tags"`}},
+		{name: "duplicate field in a patch", method: "PATCH", path: m1, body: `{"summary":"a","summary":"b"}`, target: m1, status: 400, code: invalid, msg: []string{"duplicate"}},
+		{name: "field in upper case", method: "POST", path: "/v1/memories", body: `{"Content":"shouting"}`, status: 400, code: invalid, msg: []string{"unknown field", `"Content"`}},
+		{name: "field in mixed case beside the real one", method: "POST", path: "/v1/memories", body: `{"content":"a","CATEGORY":"work"}`, status: 400, code: invalid, msg: []string{`"CATEGORY"`}},
+		{name: "key write field case", method: "PUT", path: "/v1/keys/user/case", body: `{"content":"x","Source":"test"}`, status: 400, code: invalid, msg: []string{`"Source"`}},
+		{name: "recall field case", method: "POST", path: "/v1/recall", body: `{"Query":"coffee","token_budget":100}`, status: 400, code: invalid, msg: []string{`"Query"`}},
+		{name: "batch item field case", method: "POST", path: "/v1/memories/batch", body: `{"memories":[{"Content":"a"}]}`, status: 400, code: invalid, msg: []string{`"Content"`}},
+		{name: "lone high surrogate", method: "POST", path: "/v1/memories", body: `{"content":"broken \ud800 text"}`, status: 400, code: invalid, msg: []string{"surrogate"}},
+		{name: "lone low surrogate", method: "POST", path: "/v1/memories", body: `{"content":"broken \udc00"}`, status: 400, code: invalid, msg: []string{"surrogate"}},
+		{name: "high surrogate before a letter", method: "POST", path: "/v1/memories", body: `{"content":"\ud83d\u0041"}`, status: 400, code: invalid, msg: []string{"surrogate"}},
+		{name: "lone surrogate in a key", method: "PUT", path: "/v1/keys/user/surrogate", body: `{"content":{"t":"\udfff"},"source":"test"}`, status: 400, code: invalid, msg: []string{"surrogate"}},
+
+		// --- query strings ---
+		{name: "malformed query string", method: "GET", path: "/v1/memories?cursor=%%%x", raw: true, status: 400, code: invalid, msg: []string{"query string"}},
+		{name: "malformed query string on a get", method: "GET", path: m1 + "?x=%zz", raw: true, status: 400, code: invalid, msg: []string{"query string"}},
+		{name: "query parameter on a get", method: "GET", path: m1 + "?verbose=1", status: 400, code: invalid, msg: []string{`"verbose"`}},
+		{name: "query parameter on a create", method: "POST", path: "/v1/memories?dry_run=true", body: `{"content":"not with a dry run"}`, status: 400, code: invalid, msg: []string{`"dry_run"`}},
+		{name: "query parameter on a patch", method: "PATCH", path: m1 + "?force=1", body: `{"summary":"forced"}`, target: m1, status: 400, code: invalid, msg: []string{`"force"`}},
+		{name: "query parameter on a key write", method: "PUT", path: "/v1/keys/user/q?x=1", body: okKey, status: 400, code: invalid, msg: []string{`"x"`}},
+		{name: "query parameter on a recall", method: "POST", path: "/v1/recall?debug=1", body: `{"query":"coffee","token_budget":100}`, status: 400, code: invalid, msg: []string{`"debug"`}},
+		{name: "query parameter on feedback", method: "POST", path: "/v1/feedback?x=1", body: `{"memory_id":"` + f.m1.ID + `","thumb":"up"}`, target: m1, status: 400, code: invalid, msg: []string{`"x"`}},
+
+		// --- a patch that changes nothing ---
+		{name: "empty patch", method: "PATCH", path: m1, body: `{}`, target: m1, status: 400, code: invalid, msg: []string{"no field"}},
+		{name: "patch with only a version", method: "PATCH", path: m1, body: `{"version":2}`, target: m1, status: 400, code: invalid, msg: []string{"no field"}},
+
+		// --- history paging ---
+		{name: "history limit 0", method: "GET", path: m1 + "/history?limit=0", status: 400, code: invalid, msg: []string{"limit"}},
+		{name: "history limit too large", method: "GET", path: m1 + "/history?limit=100000", status: 400, code: invalid, msg: []string{"limit"}},
+		{name: "history cursor garbage", method: "GET", path: m1 + "/history?cursor=abc", status: 400, code: invalid, msg: []string{"cursor"}},
+		{name: "history unknown parameter", method: "GET", path: m1 + "/history?page=2", status: 400, code: invalid, msg: []string{`"page"`}},
 	}
 }
 
@@ -537,6 +572,8 @@ func TestStrictJSONAccepts(t *testing.T) {
 			{"brackets in a string", `{"content":"` + strings.Repeat("[{", 100) + `"}`, nil},
 			{"escaped quotes and backslashes", `{"content":"say \"[\" and \\ then {"}`, nil},
 			{"unicode escapes", `{"content":"caf\u00e9 \ud83d\ude00 \u4e2d\u6587"}`, nil},
+			{"escaped surrogate pair, upper-case hex", `{"content":"pair \uD83D\uDE00 ok"}`, nil},
+			{"free data with one of each key", `{"content":"data keys","data":{"a":{"a":1},"b":[{"a":1},{"a":2}]}}`, nil},
 			{"depth exactly 32", `{"content":"deep data","data":` + nested(31) + `}`, nil},
 			{"content at the character limit", `{"content":"` + atLimit + `"}`, nil},
 			{"32 tags", mustJSON(map[string]any{"content": "many tags", "tags": tagList(32)}), nil},

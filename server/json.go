@@ -8,6 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +50,9 @@ func (s *Server) decodeJSON(c *gin.Context, dst any) error {
 	if err := checkJSON(body, s.cfg.Limits.MaxJSONDepth); err != nil {
 		return err
 	}
+	if err := checkFields(body, reflect.TypeOf(dst)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -63,17 +68,33 @@ func tooLarge(limit int64) error {
 	return engram.Errorf(engram.ETOOLARGE, "request body is larger than %d bytes", limit)
 }
 
-// checkJSON rejects, without building it, JSON nested deeper than max
-// and strings holding NUL (\u0000): PostgreSQL cannot store NUL in text,
-// and no memory needs it, so both engines refuse it alike.
+// checkJSON rejects, without building it, JSON nested deeper than max,
+// strings holding NUL (\u0000): PostgreSQL cannot store NUL in text, and
+// no memory needs it, so both engines refuse it alike; and lone UTF-16
+// surrogates (\ud800 not followed by \udc00–\udfff, or a low one alone),
+// which encoding/json would silently store as U+FFFD.
 func checkJSON(b []byte, max int) error {
 	depth, inString := 0, false
 	for i := 0; i < len(b); i++ {
 		ch := b[i]
 		switch {
 		case inString && ch == '\\':
-			if i+5 < len(b) && b[i+1] == 'u' && string(b[i+2:i+6]) == "0000" {
-				return engram.Errorf(engram.EINVALID, "strings must not contain NUL (\\u0000)")
+			if i+5 < len(b) && b[i+1] == 'u' {
+				r, ok := hex4(b[i+2 : i+6])
+				switch {
+				case ok && r == 0:
+					return engram.Errorf(engram.EINVALID, "strings must not contain NUL (\\u0000)")
+				case ok && r >= 0xd800 && r < 0xdc00:
+					if i+11 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+						return loneSurrogate(r)
+					}
+					if lo, ok := hex4(b[i+8 : i+12]); !ok || lo < 0xdc00 || lo > 0xdfff {
+						return loneSurrogate(r)
+					}
+					i += 6 // the low half is checked here
+				case ok && r >= 0xdc00 && r <= 0xdfff:
+					return loneSurrogate(r)
+				}
 			}
 			i++ // skip the escaped character
 		case ch == '"':
@@ -85,6 +106,165 @@ func checkJSON(b []byte, max int) error {
 			}
 		case ch == '}' || ch == ']':
 			depth--
+		}
+	}
+	return nil
+}
+
+func hex4(b []byte) (rune, bool) {
+	v, err := strconv.ParseUint(string(b), 16, 16)
+	return rune(v), err == nil
+}
+
+func loneSurrogate(r rune) error {
+	return engram.Errorf(engram.EINVALID, "strings must not contain a lone UTF-16 surrogate (\\u%04x); escape a character outside the BMP as a surrogate pair", r)
+}
+
+// checkFields refuses what encoding/json would quietly accept: an object
+// naming a field twice (anywhere, also inside free JSON such as data),
+// and a field of the request spelt in another case ("Content"), which the
+// decoder would match to content. t is the type decoded into.
+func checkFields(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := walkFields(dec, t); err != nil {
+		var e *engram.Error
+		if errors.As(err, &e) {
+			return e
+		}
+		return nil // malformed JSON: the decoder reports it
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// walkFields reads one JSON value from dec, checking the objects in it
+// against t (nil: free JSON, checked for duplicates only).
+func walkFields(dec *json.Decoder, t reflect.Type) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && (t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType)) {
+		t = nil // free JSON, or a type that reads itself
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkFields(dec, elem); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			name, _ := tok.(string)
+			if seen[name] {
+				return engram.Errorf(engram.EINVALID, "duplicate field %q", name)
+			}
+			seen[name] = true
+			var ft reflect.Type
+			switch {
+			case t == nil:
+			case t.Kind() == reflect.Map:
+				ft = t.Elem()
+			case t.Kind() == reflect.Struct:
+				f, exact, ok := jsonField(t, name)
+				if ok && !exact {
+					return engram.Errorf(engram.EINVALID, "unknown field %q (field names are case-sensitive: %q)", name, f)
+				}
+				if ok {
+					ft = fieldType(t, f)
+				}
+			}
+			if err := walkFields(dec, ft); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// jsonField finds the JSON field of struct t named name: its exact
+// name, whether name matched exactly, and whether any field matched
+// (case-insensitively, as encoding/json matches).
+func jsonField(t reflect.Type, name string) (string, bool, bool) {
+	folded := ""
+	for _, f := range jsonFields(t) {
+		if f == name {
+			return f, true, true
+		}
+		if folded == "" && strings.EqualFold(f, name) {
+			folded = f
+		}
+	}
+	return folded, false, folded != ""
+}
+
+// jsonFields lists the JSON names of struct t's fields, embedded structs'
+// fields included.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				out = append(out, jsonFields(ft)...)
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// fieldType is the Go type of struct t's JSON field name.
+func fieldType(t reflect.Type, name string) reflect.Type {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if inner := fieldType(ft, name); inner != nil {
+					return inner
+				}
+				continue
+			}
+		}
+		if tag == name || (tag == "" && f.Name == name) {
+			return f.Type
 		}
 	}
 	return nil
@@ -160,6 +340,32 @@ func setETag(c *gin.Context, version int64) {
 	c.Header("ETag", fmt.Sprintf("%q", strconv.FormatInt(version, 10)))
 }
 
+// strictQuery refuses a query string that does not parse (a stray %),
+// which the handlers would otherwise read as if the broken pair were not
+// there, and any query parameter on an endpoint that takes none.
+func strictQuery(c *gin.Context) {
+	if _, err := url.ParseQuery(c.Request.URL.RawQuery); err != nil {
+		writeError(c, engram.Errorf(engram.EINVALID, "malformed query string: %s", strings.TrimPrefix(err.Error(), "invalid URL escape ")))
+		c.Abort()
+		return
+	}
+	if !takesQuery[c.Request.Method+" "+c.FullPath()] {
+		if err := queryParams(c); err != nil {
+			writeError(c, err)
+			c.Abort()
+			return
+		}
+	}
+	c.Next()
+}
+
+// takesQuery lists the endpoints that read query parameters; each checks
+// its own with queryParams.
+var takesQuery = map[string]bool{
+	"GET /v1/memories": true, "GET /v1/memories/:id/history": true, "GET /v1/context": true, "GET /v1/boot": true,
+	"GET /v1/pairs": true, "GET /v1/reflections": true, "GET /v1/reflections/:id": true,
+}
+
 // queryParams checks that every query parameter is known and given once,
 // so that a misspelt filter is an error rather than silently ignored.
 func queryParams(c *gin.Context, known ...string) error {
@@ -168,7 +374,10 @@ func queryParams(c *gin.Context, known ...string) error {
 		for _, k := range known {
 			ok = ok || k == name
 		}
-		if !ok {
+		switch {
+		case !ok && len(known) == 0:
+			return engram.Errorf(engram.EINVALID, "unknown query parameter %q; this endpoint takes none", name)
+		case !ok:
 			return engram.Errorf(engram.EINVALID, "unknown query parameter %q; known: %s", name, strings.Join(known, ", "))
 		}
 		if len(vals) > 1 {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -227,6 +228,19 @@ type patchMemoryRequest struct {
 	Version       *int64           `json:"version"`
 }
 
+// changesNothing reports a patch that names no field but the version:
+// refused, rather than answered with an unchanged memory, so that a
+// client whose fields were lost on the way learns of it.
+func (r *patchMemoryRequest) changesNothing() bool {
+	v := reflect.ValueOf(*r)
+	for i := range v.NumField() {
+		if v.Type().Field(i).Name != "Version" && !v.Field(i).IsNil() {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Server) handlePatchMemory(c *gin.Context) {
 	expect, err := ifMatch(c)
 	if err != nil {
@@ -236,6 +250,10 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 	var req patchMemoryRequest
 	if err := s.decodeJSON(c, &req); err != nil {
 		writeError(c, err)
+		return
+	}
+	if req.changesNothing() {
+		writeError(c, engram.Errorf(engram.EINVALID, "no field to change: send at least one field besides version"))
 		return
 	}
 	if req.Version != nil {
@@ -278,13 +296,47 @@ func (s *Server) handleDeleteMemory(c *gin.Context) {
 	respondMemory(c)(s.cfg.Memories.DeleteMemory(c.Request.Context(), memoryID(c), expect))
 }
 
+// History pages: limit defaults to defaultHistoryPage, at most
+// maxHistoryPage; next_cursor (the last version on the page) resumes.
+const (
+	defaultHistoryPage = 100
+	maxHistoryPage     = 500
+)
+
 func (s *Server) handleMemoryHistory(c *gin.Context) {
-	events, err := s.cfg.Memories.FindMemoryEvents(c.Request.Context(), memoryID(c))
+	if err := queryParams(c, "limit", "cursor"); err != nil {
+		writeError(c, err)
+		return
+	}
+	limit := defaultHistoryPage
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxHistoryPage {
+			writeError(c, engram.Errorf(engram.EINVALID, "limit must be an integer from 1 to %d", maxHistoryPage))
+			return
+		}
+		limit = n
+	}
+	var after int64
+	if v, ok := c.GetQuery("cursor"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			writeError(c, engram.Errorf(engram.EINVALID, "cursor must be the next_cursor of a previous page"))
+			return
+		}
+		after = n
+	}
+	events, err := s.cfg.Memories.FindMemoryEventsPage(c.Request.Context(), memoryID(c), after, limit+1)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, listResponse[*engram.MemoryEvent]{Items: events})
+	page := listResponse[*engram.MemoryEvent]{Items: events}
+	if len(events) > limit {
+		page.Items = events[:limit]
+		page.NextCursor = strconv.FormatInt(events[limit-1].Version, 10)
+	}
+	c.JSON(http.StatusOK, page)
 }
 
 type rollbackRequest struct {

@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 		e.Any("/mcp", gin.WrapH(cfg.MCP))
 	}
 
-	v1 := e.Group("/v1", s.authenticate)
+	v1 := e.Group("/v1", s.authenticate, strictQuery)
 	v1.POST("/memories", s.handleCreateMemory)
 	v1.POST("/memories/batch", s.handleCreateBatch)
 	v1.GET("/memories", s.handleListMemories)

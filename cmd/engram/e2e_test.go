@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -279,5 +280,55 @@ func TestEmbeddingsFollowWrites(t *testing.T) {
 			t.Fatalf("the memory was not embedded within 10 s (%d texts sent)", inputs.Load())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestAPIKeyRotation: restarting with a new ENGRAM_API_KEY revokes the
+// configured key it replaces (401 from then on) and says so in the log,
+// naming the key by id and never by secret; keys created by hand stay.
+func TestAPIKeyRotation(t *testing.T) {
+	dir := t.TempDir()
+	old, next := "rotation-old-key-0123456789", "rotation-new-key-9876543210"
+	m := boot(t, dir, []string{"ENGRAM_API_KEY=" + old})
+	_, manual, err := m.DB.CreateAPIKey(context.Background(), m.Config.Auth.DefaultTenant, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load("", []string{"ENGRAM_API_KEY=" + next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.Server.Addr = "127.0.0.1:0"
+	var logs bytes.Buffer
+	m2 := &Main{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := m2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m2.Close() })
+	status := func(key string) int {
+		req, _ := http.NewRequest("GET", m2.URL()+"/v1/memories", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(old); got != http.StatusUnauthorized {
+		t.Errorf("replaced key: %d, want 401", got)
+	}
+	if got := status(next); got != http.StatusOK {
+		t.Errorf("new key: %d, want 200", got)
+	}
+	if got := status(manual); got != http.StatusOK {
+		t.Errorf("a key made with keys create: %d, want 200", got)
+	}
+	if !strings.Contains(logs.String(), "API key rotated") || strings.Contains(logs.String(), old) || strings.Contains(logs.String(), next) {
+		t.Errorf("log:\n%s", logs.String())
 	}
 }
