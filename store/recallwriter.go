@@ -465,7 +465,7 @@ func recallTime(id string) (time.Time, bool) {
 
 // maxAttempts bounds the retries of a write transaction that lost a
 // deadlock or a serialization failure (PostgreSQL).
-const maxAttempts = 8
+const maxAttempts = 10
 
 // retry runs fn again after a deadlock or serialization failure
 // (PostgreSQL), up to maxAttempts times with a short random back-off: fn
@@ -482,12 +482,14 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 	}
 }
 
-// backoff sleeps a random time that grows with the attempt (1–2 ms, 2–4
-// ms, …), so transactions that collided do not collide again in step.
+// backoff sleeps a random time that grows with the attempt (2–4 ms, 4–8
+// ms, … up to 256–512 ms: about 2 s over maxAttempts), so transactions
+// that collided do not collide again in step, and a writer behind a
+// long queue of lock holders outlasts it.
 func backoff(ctx context.Context, attempt int) error {
 	var b [1]byte
 	_, _ = rand.Read(b[:])
-	d := time.Millisecond << min(attempt, 6)
+	d := 2 * time.Millisecond << min(attempt, 7)
 	d += time.Duration(int(b[0])) * d / 256
 	select {
 	case <-time.After(d):
