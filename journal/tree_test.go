@@ -1,0 +1,78 @@
+package journal
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Writers with their own file descriptors on one log.jsonl (as two
+// processes would have) append lines from 20 bytes to 150 KB at once:
+// every line comes out whole. Each line is one write on an O_APPEND file.
+func TestAppendsNeverInterleave(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	const writers, lines = 6, 30
+	trees := make([]*tree, writers)
+	for i := range trees {
+		if trees[i], err = openTree(root, "t", 1<<40); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for w, tr := range trees {
+		wg.Go(func() {
+			for i := range lines {
+				body := strings.Repeat(fmt.Sprintf("%c", 'a'+w), 20+(i*i*257)%150_000)
+				line, _ := json.Marshal(map[string]any{"seq": w*lines + i + 1, "w": w, "body": body})
+				if err := tr.append(append(line, '\n'), int64(w*lines+i+1)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, tr := range trees {
+		if err := tr.close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "t", logFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	seen := map[int]bool{}
+	for sc.Scan() {
+		var e struct {
+			Seq  int    `json:"seq"`
+			W    int    `json:"w"`
+			Body string `json:"body"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("a line was interleaved or cut: %v (%d bytes)", err, len(sc.Bytes()))
+		}
+		if strings.Trim(e.Body, string(rune('a'+e.W))) != "" || seen[e.Seq] {
+			t.Fatalf("line %d mixed or repeated", e.Seq)
+		}
+		seen[e.Seq] = true
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != writers*lines {
+		t.Fatalf("%d lines, want %d", len(seen), writers*lines)
+	}
+}
