@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
 )
 
 // Writers with their own file descriptors on one log.jsonl (as two
@@ -74,5 +77,30 @@ func TestAppendsNeverInterleave(t *testing.T) {
 	}
 	if len(seen) != writers*lines {
 		t.Fatalf("%d lines, want %d", len(seen), writers*lines)
+	}
+}
+
+// BenchmarkApply is the mirror's own work per key write, without the
+// store: the envelope encoded and appended, the key's index file replaced.
+func BenchmarkApply(b *testing.B) {
+	root, err := os.OpenRoot(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	tr, err := openTree(root, "t", 64<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.close()
+	data := json.RawMessage(`{"text":"下周三上午十点牙科复诊, then lunch with Sam at the usual place","type":"reminder"}`)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m := &engram.Memory{ID: fmt.Sprintf("mem_%05d", i%5000), Key: fmt.Sprintf("/user/calendar/e%05d", i%5000),
+			Category: "life", Valid: true, Data: data, Source: json.RawMessage(`"bench"`), Version: int64(i + 1)}
+		c := &engram.Change{Seq: int64(i + 1), MemoryID: m.ID, Version: m.Version, Action: engram.ActionUpdate, After: m, At: time.Now()}
+		if err := tr.apply(c); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
