@@ -59,7 +59,7 @@ func runMirror(ctx context.Context, args, environ []string, stdout io.Writer) er
 		if err := mirror.Sync(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "file mirror in step with the store: %s\n", cfg.MirrorDir())
+		fmt.Fprintf(stdout, "applied the writes not yet mirrored (tenants another process is mirroring now are left to it): %s\n", cfg.MirrorDir())
 		return nil
 	}
 	tenants, err := db.FindTenants(ctx)

@@ -121,3 +121,32 @@ func tree(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// With the mirror off, serve writes no files; engram mirror sync, run
+// afterwards, applies every write.
+func TestMirrorSyncCLI(t *testing.T) {
+	dir := t.TempDir()
+	m := boot(t, dir, []string{"ENGRAM_MIRROR_ENABLED=false"})
+	data := m.Config.DataDir
+	poster(t, m)("/v1/memories", `{"content":"User drinks coffee black","category":"preference"}`)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(data, "mirror", "default")
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("mirror.enabled false must write no mirror: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"mirror", "sync", "--data", data}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("mirror sync: %d %s", code, stderr.String())
+	}
+	files := tree(t, filepath.Join(root, "memories", "preference"))
+	if len(files) != 1 {
+		t.Fatalf("after sync: %v", files)
+	}
+	for _, s := range files {
+		if !strings.Contains(s, `"content":"User drinks coffee black"`) {
+			t.Fatalf("envelope: %s", s)
+		}
+	}
+}
