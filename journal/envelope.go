@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -133,11 +134,17 @@ func plainJSON(raw []byte) (json.RawMessage, error) {
 	var stack []frame
 	for {
 		tok, err := dec.Token()
+		if err == io.EOF && (len(stack) > 0 || b.Len() == 0) {
+			return nil, io.ErrUnexpectedEOF
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, err
+		}
+		if len(stack) == 0 && b.Len() > 0 {
+			return nil, errors.New("more than one JSON value")
 		}
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 			stack = stack[:len(stack)-1]

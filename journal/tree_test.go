@@ -104,3 +104,24 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// plainJSON keeps members, their order and numbers as written and spells
+// strings with their characters.
+func TestPlainJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"b": 1.50, "a": [true, null, "\u7259\u79d1 <b>&</b>", -0e3], "c": {}, "d": []}`: `{"b":1.50,"a":[true,null,"牙科 <b>&</b>",-0e3],"c":{},"d":[]}`,
+		`"line\nbreak \"quoted\" \\ tab\t"`:                                               `"line\nbreak \"quoted\" \\ tab\t"`,
+		`[[[{"x":[{}]}]]]`:                                                                `[[[{"x":[{}]}]]]`,
+		` 12345678901234567890 `:                                                          `12345678901234567890`,
+	} {
+		got, err := plainJSON([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("plainJSON(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`{"a":`, `[1,`, ``, `1 2`, `{} []`} {
+		if got, err := plainJSON([]byte(bad)); err == nil {
+			t.Errorf("plainJSON(%s) = %s, want an error", bad, got)
+		}
+	}
+}
