@@ -14,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/journal"
+	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -395,4 +397,70 @@ func TestConcurrentFollowers(t *testing.T) {
 			sameTree(t, name, got, snapshot(t, filepath.Join(other, name)))
 		}
 	})
+}
+
+// The sleep cycle's writes reach the mirror like any other: a merged near
+// duplicate leaves it, the kept memory's envelope carries both sources,
+// and a key past its expiry leaves index/ when the sleep archives it.
+func TestSleepReachesMirror(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ctx := storetest.Tenant(t, db, "acme")
+	dir := t.TempDir()
+	mir := newMirror(db, dir, "a", 1<<20)
+	base := "User drinks strong coffee black without sugar every morning at home before walking the dog to the park near the river and reading newspapers"
+	var ids []string
+	for i, content := range []string{base, base + " quietly"} {
+		r, err := db.CreateMemory(ctx, &engram.Memory{Content: content, Category: "preference",
+			Source: json.RawMessage(fmt.Sprintf(`"source-%d"`, i)), Tags: []string{"coffee"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Memory.ID)
+	}
+	setKey(t, ctx, db, "/user/calendar/old", `{"text":"dentist","expires_at":"2020-01-01T00:00:00Z"}`)
+	sync1(t, mir)
+	before := snapshot(t, filepath.Join(dir, "acme"))
+
+	sleeper := reflections.NewSleeper(db, reflections.New(db, reflections.Config{Categories: engram.DefaultRules().Memory.Categories}, nil),
+		reflections.SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: time.Hour, Scoring: engram.DefaultRules().Scoring}, nil)
+	res, err := sleeper.Sleep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Expired != 1 || res.Merged != 1 {
+		t.Fatalf("sleep: %+v", res)
+	}
+	sync1(t, mir)
+	after := snapshot(t, filepath.Join(dir, "acme"))
+	if _, ok := before["index/user/calendar/old.json"]; !ok {
+		t.Fatal("the expiring key was mirrored while live")
+	}
+	if _, ok := after["index/user/calendar/old.json"]; ok {
+		t.Fatal("the sleep archived the expired key; its index file must go")
+	}
+	var kept, merged string
+	for _, id := range ids {
+		if s, ok := after["memories/preference/"+id+".json"]; ok {
+			kept = s
+		} else {
+			merged = id
+		}
+	}
+	if merged == "" || !strings.Contains(kept, `"kind":"merge"`) || !strings.Contains(kept, merged) {
+		t.Fatalf("after the merge one memory is left, citing the other in its source: kept %s", kept)
+	}
+	last := map[string]journal.Envelope{} // by memory id
+	var keyID string
+	for _, e := range readLog(t, filepath.Join(dir, "acme", "log.jsonl")) {
+		last[e.ID] = e
+		if e.Key == "/user/calendar/old" {
+			keyID = e.ID
+		}
+	}
+	if e := last[keyID]; keyID == "" || e.Valid || string(e.Content) != "null" {
+		t.Fatalf("expired key's last envelope: %+v", e)
+	}
+	if e := last[merged]; e.ID != merged || e.Valid || e.Action != engram.ActionTombstone {
+		t.Fatalf("merged memory's last envelope: %+v", e)
+	}
 }
