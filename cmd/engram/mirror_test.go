@@ -13,9 +13,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-memory/engram/mcp/mcptest"
 )
 
-// The file mirror follows what the API writes, while the server runs;
+// The file mirror follows what the REST API and MCP write, while the server runs;
 // engram mirror rebuild, run beside it, recreates the same files; grep
 // finds every live key.
 func TestMirrorFollowsServe(t *testing.T) {
@@ -46,13 +50,21 @@ func TestMirrorFollowsServe(t *testing.T) {
 	put("/v1/keys/user/calendar/gym", `{"content":"gym on Friday","source":"chat"}`)
 	post("/v1/memories", `{"content":"User drinks coffee black","category":"preference"}`)
 	put("/v1/keys/user/calendar/gym", `{"content":null,"source":"chat"}`)
+	tr := &sdk.StreamableClientTransport{Endpoint: m.URL() + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(strings.TrimSpace(string(key)))}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "engram-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	mcptest.NewClient(t, cs).Call(t, "set_memory", map[string]any{"key": "/agent/notes/mcp", "content": map[string]any{"text": "written over MCP"}, "source": "mcp"})
 
 	root := filepath.Join(data, "mirror", "default")
 	waitFor(t, func() bool {
 		_, err1 := os.Stat(filepath.Join(root, "index", "user", "calendar", "dentist.json"))
 		_, err2 := os.Stat(filepath.Join(root, "index", "user", "calendar", "gym.json"))
+		_, err3 := os.Stat(filepath.Join(root, "index", "agent", "notes", "mcp.json"))
 		b, _ := os.ReadFile(filepath.Join(root, "log.jsonl"))
-		return err1 == nil && os.IsNotExist(err2) && bytes.Count(b, []byte("\n")) == 4
+		return err1 == nil && os.IsNotExist(err2) && err3 == nil && bytes.Count(b, []byte("\n")) == 5
 	})
 	out, err := exec.Command("grep", "-rl", "牙科", root).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), filepath.Join("index", "user", "calendar", "dentist.json")) {
@@ -69,7 +81,7 @@ func TestMirrorFollowsServe(t *testing.T) {
 		Envelopes int
 		Live      int
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Tenant != "default" || res.Envelopes != 4 || res.Live != 2 {
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Tenant != "default" || res.Envelopes != 5 || res.Live != 3 {
 		t.Fatalf("rebuild said %q (%v)", stdout.String(), err)
 	}
 	after := tree(t, root)
