@@ -225,13 +225,26 @@ func (w *recallWriter) flush(wait bool) {
 	}
 }
 
+// conn is where the writer commits: SQLite's one writer connection; on
+// PostgreSQL the read pool, whose connections are free within
+// milliseconds, rather than the write pool, which writers waiting for row
+// locks can hold for seconds under load. Neither of its transactions
+// waits for a lock (see commitAccess), so it takes a read connection only
+// briefly.
+func (w *recallWriter) conn() *gorm.DB {
+	if w.db.dialect.name() == "postgres" {
+		return w.db.r
+	}
+	return w.db.w
+}
+
 // commitRows inserts recall rows in one transaction, retrying deadlocks
 // and serialization failures.
 func (w *recallWriter) commitRows(rows []recallRow) error {
 	ctx := context.Background()
 	return w.db.retry(ctx, func() error {
 		// A feedback may have written one of them already (claim).
-		if err := w.db.w.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error; err != nil {
+		if err := w.conn().WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error; err != nil {
 			return fmt.Errorf("store: save recalls: %w", err)
 		}
 		return nil
@@ -256,7 +269,7 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 	var done []accessKey
 	err := w.db.retry(ctx, func() error {
 		done = done[:0]
-		return w.db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return w.conn().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var locked []accessKey
 			for chunk := range slices.Chunk(ids, 500) {
 				var rows []struct{ TenantID, ID string }
