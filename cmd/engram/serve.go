@@ -20,6 +20,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -108,7 +109,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(scoring, time.Now)
-	recall := learning.NewRecaller(db, routes, scorer, tok,
+	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache})
+	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now)
 	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
@@ -126,6 +128,18 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		services.Embeddings = learning.NewEmbeddings(embedder, db, db, db, holderName(), logger)
 	}
 	return services, nil
+}
+
+// recallStore is the store as recall sees it, with lexical search answered
+// by the in-memory index that follows the store's change feed.
+type recallStore struct {
+	*store.DB
+	lexical *index.Index
+}
+
+// SearchMemories answers from the index.
+func (s recallStore) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
+	return s.lexical.SearchMemories(ctx, q)
 }
 
 // holderName names this process in the feed leases it takes: host, pid
