@@ -143,7 +143,6 @@ func TestSearchEqualsBruteForceBM25(t *testing.T) {
 	})
 }
 
-
 func mustCreate(t *testing.T, db *store.DB, ctx context.Context, m *engram.Memory) *engram.Memory {
 	t.Helper()
 	res, err := db.CreateMemory(ctx, m)
