@@ -24,6 +24,8 @@ import (
 // bytes over TCP to a real listener so that no client cleans the path.
 type env struct {
 	db  *store.DB
+	// lexical is the store with the recall pipeline's index (newRecallEnv).
+	lexical indexed
 	h   http.Handler
 	srv *httptest.Server
 }

@@ -381,9 +381,6 @@ func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.
 		return nil, fmt.Errorf("store: insert memory: %w", err)
 	}
 	after := row.toMemory()
-	if err := db.reindex(tx, tenant, row.Seq, nil, after); err != nil {
-		return nil, err
-	}
 	if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, after); err != nil {
 		return nil, err
 	}
@@ -498,9 +495,6 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 		return nil, errRetry
 	}
 	out := next.toMemory()
-	if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
-		return nil, err
-	}
 	return out, db.appendEvent(ctx, tenant, action, before, out)
 }
 
