@@ -225,3 +225,12 @@ func (ix *Index) Tenants() []string {
 	}
 	return out
 }
+
+// Reload drops the index of the tenant in ctx and loads it again from the
+// store, as a cold tenant's first search does; it returns the index's
+// estimated memory in bytes.
+func (ix *Index) Reload(ctx context.Context) (int64, error) {
+	ix.Drop(ctx)
+	st, err := ix.Stats(ctx)
+	return st.Bytes, err
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/server"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -100,7 +101,18 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		}
 		rep.Print(stdout)
 	case "latency":
-		opt := bench.LatencyOptions{Queries: *queries, Seed: 1}
+		handler, err := server.New(server.Config{
+			Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
+			Feedback: services.Feedback, Logger: logger,
+			Limits: server.Limits{
+				MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+			},
+		})
+		if err != nil {
+			return err
+		}
+		opt := bench.LatencyOptions{Queries: *queries, Seed: 1, Index: services.Index, HTTP: handler}
 		if opt.Sizes, err = intList(*sizes); err != nil {
 			return err
 		}

@@ -86,6 +86,8 @@ type Services struct {
 	Memories engram.MemoryService
 	Router   *router.Service
 	Recall   *learning.Recaller
+	// Index answers recall's lexical search (a cache of the change feed).
+	Index    *index.Index
 	Feedback *learning.Feedback
 	// Embeddings follows the change feed when an embeddings endpoint is
 	// configured; nil otherwise. Main runs it in the background.
@@ -112,7 +114,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
+	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
 	if r := cfg.Reflector; r.BaseURL != "" {
