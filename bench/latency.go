@@ -24,11 +24,12 @@ type BareSearcher interface {
 	BareFTS(ctx context.Context, text string, limit int) (int, error)
 }
 
-// IndexLoader reloads the in-memory index of the tenant in ctx from the
-// store, as a cold tenant's first recall does, and returns its estimated
-// memory in bytes.
+// IndexLoader loads the in-memory index of the tenant in ctx afresh, as a
+// cold tenant's first recall does — from the store, or from the snapshot
+// file Snapshot writes — and returns its estimated memory in bytes.
 type IndexLoader interface {
-	Reload(ctx context.Context) (int64, error)
+	LoadCold(ctx context.Context, fromSnapshot bool) (int64, error)
+	Snapshot(ctx context.Context) error
 }
 
 // LatencyOptions sizes the latency run. With Index set, each size also
@@ -57,7 +58,7 @@ type LatencyRow struct {
 	HTTPP50, HTTPP99    float64 // recall over HTTP, ms
 	RTTP50, RTTP99      float64 // GET /healthz over HTTP, ms
 	FTSP50, FTSP99      float64 // bare full-text query, ms
-	LoadMS              float64 // cold tenant: index load from the store
+	LoadMS, SnapLoadMS  float64 // cold tenant: index load from the store, from its snapshot file
 	IndexMiB, HeapMiB   float64 // the index's estimate; live heap it added
 	MeanItems, MeanUsed float64
 }
@@ -156,13 +157,13 @@ func RunLatency(ctx context.Context, svc Services, bare BareSearcher, opt Latenc
 			}
 		}
 		single := singleWrites / time.Since(start).Seconds()
-		var load, indexMiB, heapMiB float64
+		var load, snapLoad, indexMiB, heapMiB float64
 		if opt.Index != nil {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			t0 := time.Now()
-			bytes, err := opt.Index.Reload(tctx)
+			bytes, err := opt.Index.LoadCold(tctx, false)
 			if err != nil {
 				return nil, err
 			}
@@ -171,6 +172,14 @@ func RunLatency(ctx context.Context, svc Services, bare BareSearcher, opt Latenc
 			runtime.ReadMemStats(&after)
 			indexMiB = float64(bytes) / (1 << 20)
 			heapMiB = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / (1 << 20)
+			if err := opt.Index.Snapshot(tctx); err != nil {
+				return nil, err
+			}
+			t0 = time.Now()
+			if _, err := opt.Index.LoadCold(tctx, true); err != nil {
+				return nil, err
+			}
+			snapLoad = ms(time.Since(t0))
 		}
 		queries := make([]string, opt.Queries)
 		for i := range queries {
@@ -200,7 +209,7 @@ func RunLatency(ctx context.Context, svc Services, bare BareSearcher, opt Latenc
 			n := float64(len(queries))
 			row := LatencyRow{Size: size, Budget: budget, IngestPerSec: ingest, SinglePerSec: single,
 				P50: percentile(lat, 50), P99: percentile(lat, 99), FTSP50: percentile(fts, 50), FTSP99: percentile(fts, 99),
-				LoadMS: load, IndexMiB: indexMiB, HeapMiB: heapMiB, MeanItems: items / n, MeanUsed: used / n}
+				LoadMS: load, SnapLoadMS: snapLoad, IndexMiB: indexMiB, HeapMiB: heapMiB, MeanItems: items / n, MeanUsed: used / n}
 			if opt.HTTP != nil {
 				if err := overHTTP(tctx, svc.Auth, opt.HTTP, fmt.Sprintf("latency-%d", size), queries, budget, &row); err != nil {
 					return nil, err
@@ -276,9 +285,9 @@ func PrintLatency(w io.Writer, rows []LatencyRow) {
 		out = append(out, []string{fmt.Sprint(r.Size), fmt.Sprint(r.Budget), f(r.P50), f(r.P99), f(r.HTTPP50), f(r.HTTPP99),
 			f(r.FTSP50), f(r.FTSP99), f(r.RTTP99), fmt.Sprintf("%.2f×", r.HTTPP99/math.Max(floor, 1e-6)),
 			fmt.Sprintf("%.1f", r.MeanItems), fmt.Sprintf("%.0f", r.MeanUsed), fmt.Sprintf("%.0f", r.IngestPerSec),
-			fmt.Sprintf("%.0f", r.SinglePerSec), fmt.Sprintf("%.0f", r.LoadMS), fmt.Sprintf("%.0f / %.0f", r.IndexMiB, r.HeapMiB)})
+			fmt.Sprintf("%.0f", r.SinglePerSec), fmt.Sprintf("%.0f / %.0f", r.LoadMS, r.SnapLoadMS), fmt.Sprintf("%.0f / %.0f", r.IndexMiB, r.HeapMiB)})
 	}
 	table(w, []string{"memories", "budget", "recall p50 ms", "recall p99 ms", "HTTP recall p50 ms", "HTTP recall p99 ms",
 		"bare FTS p50 ms", "bare FTS p99 ms", "HTTP round trip p99 ms", "HTTP p99 / (FTS p99 + round trip p99)",
-		"items", "tokens used", "ingest batched /s", "ingest single /s", "cold load ms", "index MiB est. / heap"}, out)
+		"items", "tokens used", "ingest batched /s", "ingest single /s", "cold load ms: store / snapshot", "index MiB est. / heap"}, out)
 }

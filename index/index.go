@@ -16,8 +16,11 @@ package index
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"time"
 
@@ -40,8 +43,14 @@ type Config struct {
 	MaxBytes int64
 	// RowCache is how many candidate rows each tenant keeps; 0 keeps none.
 	RowCache int
+	// Dir holds the tenants' snapshot files (see snapshot.go); "" keeps
+	// none, and every cold tenant loads from the store.
+	Dir string
 	// Now is the clock expiry is judged by; nil is time.Now.
 	Now func() time.Time
+	// Logger reports snapshot files that could not be written; nil
+	// discards.
+	Logger *slog.Logger
 }
 
 // feedPage is how many changes one read of the feed returns.
@@ -58,7 +67,8 @@ type Index struct {
 	tenants map[string]*tenant
 	lru     *list.List // of tenant ids, most recently used first
 
-	scratch sync.Pool // of *scratch
+	scratch sync.Pool      // of *scratch
+	bg      sync.WaitGroup // snapshot writers
 }
 
 // New returns an Index over src.
@@ -68,6 +78,9 @@ func New(src Source, cfg Config) *Index {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Index{src: src, cfg: cfg, now: cfg.Now, tenants: map[string]*tenant{}, lru: list.New()}
 }
@@ -120,12 +133,13 @@ func (ix *Index) read(ctx context.Context, fn func(*tenant) error) error {
 			t.mu.Unlock()
 			continue
 		}
-		err := ix.sync(ctx, t, arrived)
+		err := ix.sync(ctx, id, t, arrived)
+		t.bytes.Store(t.estimate())
 		t.mu.Unlock()
 		if err != nil {
 			return err
 		}
-		ix.bound(id, t)
+		ix.bound(id)
 		t.mu.RLock()
 		if t.evicted || !t.loaded {
 			t.mu.RUnlock()
@@ -154,8 +168,7 @@ func (ix *Index) tenant(id string) *tenant {
 
 // bound drops the least recently used tenants other than keep while the
 // indexes together exceed the memory bound; a tenant in use is skipped.
-func (ix *Index) bound(keep string, kt *tenant) {
-	kt.bytes.Store(kt.estimate())
+func (ix *Index) bound(keep string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var total int64
@@ -176,42 +189,142 @@ func (ix *Index) bound(keep string, kt *tenant) {
 	}
 }
 
-// sync brings the tenant's index up to date under t.mu: a load from a
-// snapshot the first time, then the feed's changes since. A read of the
-// feed that started after the caller arrived already holds every change
-// committed before it arrived, so the caller need not read again.
-func (ix *Index) sync(ctx context.Context, t *tenant, arrived time.Time) error {
+// sync brings the tenant's index up to date under t.mu: a load the first
+// time (from its snapshot file if there is a usable one, else from one
+// snapshot read of the store), then the feed's changes since. A read of
+// the feed that started after the caller arrived already holds every
+// change committed before it arrived, so the caller need not read again.
+// The feed's sequence has no gaps; a gap (events folded by the sleep cycle
+// after a snapshot was written) makes the tenant load from the store.
+func (ix *Index) sync(ctx context.Context, id string, t *tenant, arrived time.Time) error {
 	if !t.loaded {
 		start := time.Now()
 		t.reset()
-		seq, err := ix.src.EachLive(ctx, func(m *engram.Memory) error {
-			t.put(m)
-			return nil
-		})
-		if err != nil {
-			t.reset()
-			return fmt.Errorf("index: load tenant: %w", err)
+		if ix.snapshots(id) && ix.readSnapshot(id, t) {
+			t.loaded, t.snapSeq = true, t.seq
+		} else {
+			if err := ix.load(ctx, t); err != nil {
+				return err
+			}
+			t.syncedAt = start
 		}
-		t.loaded, t.seq, t.syncedAt = true, seq, start
 	}
 	if t.syncedAt.After(arrived) {
 		return nil
 	}
 	start := time.Now()
+	reloaded := false
 	for {
 		changes, err := ix.src.Changes(ctx, t.seq, feedPage)
 		if err != nil {
 			return fmt.Errorf("index: read changes: %w", err)
 		}
+		gap := false
 		for _, c := range changes {
+			if c.Seq != t.seq+1 && !reloaded {
+				gap = true
+				break
+			}
 			t.apply(c)
 			t.seq = c.Seq
 		}
+		if gap {
+			// Load once from the store; its head is recent, and events
+			// are folded only once they are old.
+			if ix.snapshots(id) {
+				_ = os.Remove(ix.snapPath(id))
+			}
+			if err := ix.load(ctx, t); err != nil {
+				return err
+			}
+			reloaded = true
+			continue
+		}
 		if len(changes) < feedPage {
 			t.syncedAt = start
-			return nil
+			break
 		}
 	}
+	if ix.snapshots(id) && t.liveDocs >= snapshotMinDocs && t.seq-t.snapSeq >= max(snapshotMinChanges, t.liveDocs/4) {
+		// Written in the background under the read lock: searches go on,
+		// the next sync waits for it.
+		t.snapSeq = t.seq
+		ix.bg.Add(1)
+		go func() {
+			defer ix.bg.Done()
+			t.mu.RLock()
+			defer t.mu.RUnlock()
+			if t.evicted || !t.loaded {
+				return
+			}
+			if err := ix.writeSnapshot(id, t); err != nil {
+				ix.cfg.Logger.Warn("index snapshot not written; the tenant loads from the store", "tenant", id, "err", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// Close waits for the snapshot files being written.
+func (ix *Index) Close() { ix.bg.Wait() }
+
+// Load drops the index of the tenant in ctx and loads it again, from its
+// snapshot file when fromSnapshot is set and there is one, else from the
+// store (its snapshot file is removed first); it returns the index's
+// statistics. Benchmarks use it to time a cold tenant.
+func (ix *Index) Load(ctx context.Context, fromSnapshot bool) (Stats, error) {
+	ix.Drop(ctx)
+	if id := engram.TenantFromContext(ctx); !fromSnapshot && ix.snapshots(id) {
+		if err := os.Remove(ix.snapPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Stats{}, fmt.Errorf("index: remove snapshot: %w", err)
+		}
+	}
+	return ix.Stats(ctx)
+}
+
+// Snapshot writes the snapshot file of the tenant in ctx now, after
+// applying the changes committed before the call.
+func (ix *Index) Snapshot(ctx context.Context) error {
+	id := engram.TenantFromContext(ctx)
+	if !ix.snapshots(id) {
+		return errors.New("index: no snapshot directory, or a tenant id unfit for a file name")
+	}
+	return ix.read(ctx, func(t *tenant) error {
+		if err := ix.writeSnapshot(id, t); err != nil {
+			return err
+		}
+		t.snapSeq = t.seq
+		return nil
+	})
+}
+
+// load fills the empty tenant from one snapshot read of the store.
+func (ix *Index) load(ctx context.Context, t *tenant) error {
+	t.reset()
+	seq, err := ix.src.EachLive(ctx, func(m *engram.Memory) error {
+		t.put(m)
+		return nil
+	})
+	if err != nil {
+		t.reset()
+		return fmt.Errorf("index: load tenant: %w", err)
+	}
+	t.loaded, t.seq, t.snapSeq = true, seq, 0
+	return nil
+}
+
+// snapshots reports whether the tenant's index is kept in a snapshot file:
+// a directory is configured and the tenant id is a safe file name.
+func (ix *Index) snapshots(id string) bool {
+	if ix.cfg.Dir == "" || id == "" {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Tenants returns the ids of the tenants whose indexes are in memory, the
@@ -224,13 +337,4 @@ func (ix *Index) Tenants() []string {
 		out = append(out, e.Value.(string))
 	}
 	return out
-}
-
-// Reload drops the index of the tenant in ctx and loads it again from the
-// store, as a cold tenant's first search does; it returns the index's
-// estimated memory in bytes.
-func (ix *Index) Reload(ctx context.Context) (int64, error) {
-	ix.Drop(ctx)
-	st, err := ix.Stats(ctx)
-	return st.Bytes, err
 }

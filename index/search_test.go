@@ -268,3 +268,59 @@ func TestEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Fatalf("reloaded alpha answers %+v, before %+v", again, first)
 	}
 }
+
+// Searches running while memories are written and tenants evicted see a
+// consistent index (run with -race), and end where a fresh load does.
+func TestConcurrentSearchesAndWrites(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ctx := storetest.Tenant(t, db, "acme")
+	other := storetest.Tenant(t, db, "other")
+	ix := index.New(db, index.Config{RowCache: 20, MaxBytes: 40_000})
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				c := ctx
+				if g%2 == 1 {
+					c = other
+				}
+				if _, err := ix.SearchMemories(c, engram.LexicalQuery{Text: "lynx forest tracks", Limit: 10, Expand: true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 60 {
+		c := ctx
+		if i%3 == 0 {
+			c = other
+		}
+		m := mustCreate(t, db, c, &engram.Memory{Content: fmt.Sprintf("lynx tracks %d in the forest", i), Category: "life"})
+		if i%5 == 0 {
+			if _, err := db.UpdateMemory(c, m.ID, engram.MemoryUpdate{Content: ptr(fmt.Sprintf("lynx den %d", i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := index.New(db, index.Config{})
+	for _, c := range []context.Context{ctx, other} {
+		a, b := search(t, ix, c, "lynx forest den"), search(t, fresh, c, "lynx forest den")
+		if fmt.Sprint(contents(a)) != fmt.Sprint(contents(b)) {
+			t.Fatalf("followed %q, loaded %q", contents(a), contents(b))
+		}
+	}
+}

@@ -83,6 +83,7 @@ type tenant struct {
 	loaded   bool
 	evicted  bool
 	seq      int64     // last feed sequence applied
+	snapSeq  int64     // the feed sequence of its snapshot file, 0 for none
 	syncedAt time.Time // when the last read of the feed started
 	elem     *list.Element
 
@@ -107,7 +108,7 @@ func newTenant(rowCap int) *tenant {
 
 // reset empties the index before a load.
 func (t *tenant) reset() {
-	t.loaded, t.seq, t.syncedAt = false, 0, time.Time{}
+	t.loaded, t.seq, t.snapSeq, t.syncedAt = false, 0, 0, time.Time{}
 	t.docs, t.lens, t.byID, t.post = nil, nil, map[string]uint32{}, map[string]*postings{}
 	t.liveDocs, t.totalLen, t.nPost, t.strBytes = 0, 0, 0, 0
 	t.rows.clear()

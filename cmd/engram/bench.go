@@ -14,6 +14,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index"
 	"github.com/engram-memory/engram/server"
 )
 
@@ -112,7 +113,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if err != nil {
 			return err
 		}
-		opt := bench.LatencyOptions{Queries: *queries, Seed: 1, Index: services.Index, HTTP: handler}
+		opt := bench.LatencyOptions{Queries: *queries, Seed: 1, Index: coldIndex{services.Index}, HTTP: handler}
 		if opt.Sizes, err = intList(*sizes); err != nil {
 			return err
 		}
@@ -174,3 +175,13 @@ func intList(s string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// coldIndex lets the latency benchmark time a cold tenant's index.
+type coldIndex struct{ ix *index.Index }
+
+func (c coldIndex) LoadCold(ctx context.Context, fromSnapshot bool) (int64, error) {
+	st, err := c.ix.Load(ctx, fromSnapshot)
+	return st.Bytes, err
+}
+
+func (c coldIndex) Snapshot(ctx context.Context) error { return c.ix.Snapshot(ctx) }

@@ -111,7 +111,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(scoring, time.Now)
-	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache})
+	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
+		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now)
 	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
