@@ -302,24 +302,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	for attempt := 0; ; attempt++ {
 		results := make([]*engram.CreateResult, len(ms))
 		err = db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
-			for i, m := range ms {
-				if m.Key == "" {
-					dup, err := db.findDuplicate(ctx, tx, tenant, m)
-					if err != nil {
-						return err
-					}
-					if dup != nil {
-						results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
-						continue
-					}
-				}
-				created, err := db.insert(ctx, tx, tenant, m)
-				if err != nil {
-					return err
-				}
-				results[i] = &engram.CreateResult{Memory: created}
-			}
-			return nil
+			return db.insertBatch(ctx, tx, tenant, ms, results)
 		})
 		if err == nil {
 			return results, nil
@@ -346,46 +329,126 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	}
 }
 
-func (db *DB) findDuplicate(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
-	// The agent is part of the identity: returning another agent's private
-	// memory for the same words would leak it.
-	row, err := findRow(tx, tenant, "agent_id = ? AND category = ? AND content_hash = ? AND key IS NULL AND valid AND NOT archived",
-		m.AgentID, m.Category, contentHash(m.Content))
-	if engram.ErrorCode(err) == engram.ENOTFOUND {
-		return nil, nil
+// dedupeKey is what makes two memories duplicates (the memories_dedupe
+// index): agent, category and content hash, for memories without a key.
+type dedupeKey struct{ agent, category, hash string }
+
+// findDuplicates returns the live memories of the tenant that the
+// memories without a key in ms duplicate, read in one statement per 500
+// hashes rather than one per memory.
+func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory) (map[dedupeKey]*engram.Memory, error) {
+	want := map[dedupeKey]bool{}
+	var hashes []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if m.Key != "" {
+			continue
+		}
+		h := contentHash(m.Content)
+		want[dedupeKey{m.AgentID, m.Category, h}] = true
+		if !seen[h] {
+			seen[h] = true
+			hashes = append(hashes, h)
+		}
 	}
-	if err != nil {
-		return nil, err
+	dups := map[dedupeKey]*engram.Memory{}
+	for i := 0; i < len(hashes); i += 500 {
+		var rows []memoryRow
+		if err := tx.Select(readColumns).Where("tenant_id = ? AND key IS NULL AND valid AND NOT archived AND content_hash IN ?",
+			tenant, hashes[i:min(i+500, len(hashes))]).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: find duplicates: %w", err)
+		}
+		for j := range rows {
+			row := &rows[j]
+			k := dedupeKey{row.AgentID, row.Category, row.ContentHash}
+			if !want[k] {
+				continue
+			}
+			dup := row.toMemory()
+			if dup.Expired(db.now()) {
+				// An expired copy is dead to every reader: retire it (a
+				// tombstone event records why) so that the new write is
+				// stored, not lost.
+				if _, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
+					func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil }); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			dups[k] = dup
+		}
 	}
-	dup := row.toMemory()
-	if dup.Expired(db.now()) {
-		// An expired copy is dead to every reader: retire it (a tombstone
-		// event records why) so that the new write is stored, not lost.
-		_, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
-			func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil })
-		return nil, err
-	}
-	return dup, nil
+	return dups, nil
 }
 
-// insert stores a new, validated memory and its create event.
-func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
+// insertBatch stores the new, validated memories of ms with their create
+// events and fills results; a memory that duplicates a stored one, or an
+// earlier one of the batch, returns that one with Deduplicated set. The
+// rows go in multi-row statements. The agent is part of the identity:
+// returning another agent's private memory for the same words would leak
+// it.
+func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, results []*engram.CreateResult) error {
+	dups, err := db.findDuplicates(ctx, tx, tenant, ms)
+	if err != nil {
+		return err
+	}
 	now := db.now().UTC().Truncate(time.Microsecond)
-	m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
-	m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
-	m.Stability = db.rules.Scoring.Stability(m.Priority)
-	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
-	row := memoryRow{TenantID: tenant}
-	db.fromMemory(&row, m)
-	if err := tx.Create(&row).Error; err != nil {
-		return nil, fmt.Errorf("store: insert memory: %w", err)
+	var rows []memoryRow
+	at := make([]int, len(ms)) // the row of each memory, or -1 for a stored duplicate
+	first := map[dedupeKey]int{}
+	for i, m := range ms {
+		at[i] = -1
+		var k dedupeKey
+		if m.Key == "" {
+			k = dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			if dup := dups[k]; dup != nil {
+				results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
+				continue
+			}
+			if r, ok := first[k]; ok {
+				at[i] = r
+				continue
+			}
+		}
+		m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
+		m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
+		m.Stability = db.rules.Scoring.Stability(m.Priority)
+		m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
+		row := memoryRow{TenantID: tenant}
+		db.fromMemory(&row, m)
+		if m.Key == "" {
+			first[k] = len(rows)
+		}
+		at[i] = len(rows)
+		rows = append(rows, row)
 	}
-	after := row.toMemory()
-	if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, after); err != nil {
-		return nil, err
+	if len(rows) == 0 {
+		return nil
 	}
-	return after, nil
+	if err := tx.CreateInBatches(rows, insertBatchRows).Error; err != nil {
+		return fmt.Errorf("store: insert memory: %w", err)
+	}
+	created := make([]*engram.Memory, len(rows))
+	for j := range rows {
+		created[j] = rows[j].toMemory()
+		if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, created[j]); err != nil {
+			return err
+		}
+	}
+	done := make([]bool, len(rows))
+	for i, r := range at {
+		if r < 0 {
+			continue
+		}
+		results[i] = &engram.CreateResult{Memory: created[r], Deduplicated: done[r]}
+		done[r] = true
+	}
+	return nil
 }
+
+// insertBatchRows is how many memories one INSERT writes: 37 columns each,
+// well within the bound parameters of either engine.
+const insertBatchRows = 100
 
 func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, after *engram.Memory) error {
 	ev := eventRow{TenantID: tenant, Action: action, CreatedAt: db.now().UTC().Truncate(time.Microsecond)}
