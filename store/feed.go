@@ -124,13 +124,18 @@ func (db *DB) LeanMemories(ctx context.Context, ids []string) ([]*engram.Memory,
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := findLean(db.r.WithContext(ctx).Where("tenant_id = ? AND id IN ?", tenant, ids))
+	// By id alone (ids are unique across tenants): with the tenant in the
+	// WHERE clause SQLite prefers scanning the tenant's index. The tenant
+	// is checked per row.
+	rows, err := findLean(db.r.WithContext(ctx).Where("id IN ?", ids))
 	if err != nil {
 		return nil, fmt.Errorf("store: memories by id: %w", err)
 	}
-	out := make([]*engram.Memory, len(rows))
+	out := make([]*engram.Memory, 0, len(rows))
 	for i := range rows {
-		out[i] = rows[i].toMemory()
+		if rows[i].TenantID == tenant {
+			out = append(out, rows[i].toMemory())
+		}
 	}
 	return out, nil
 }
