@@ -43,6 +43,7 @@ type Main struct {
 	done       chan error
 	background sync.WaitGroup     // feed followers
 	stop       context.CancelFunc // ends them
+	index      *index.Index       // its snapshot writers finish before exit
 }
 
 // commonFlags registers --config and --data (and --addr for serve) and
@@ -224,6 +225,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	m.index = services.Index
 	registry := prometheus.NewRegistry()
 	sleepMetrics, err := newSleepMetrics(registry)
 	if err != nil {
@@ -328,6 +330,9 @@ func (m *Main) Close() error {
 	if m.stop != nil {
 		m.stop()
 		m.background.Wait()
+	}
+	if m.index != nil {
+		m.index.Close()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
