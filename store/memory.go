@@ -334,48 +334,51 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 type dedupeKey struct{ agent, category, hash string }
 
 // findDuplicates returns the live memories of the tenant that the
-// memories without a key in ms duplicate, read in one statement per 500
-// hashes rather than one per memory.
+// memories without a key in ms duplicate, read in one statement per agent
+// and category (and 500 hashes) rather than one per memory; each uses the
+// memories_dedupe index.
 func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory) (map[dedupeKey]*engram.Memory, error) {
-	want := map[dedupeKey]bool{}
-	var hashes []string
-	seen := map[string]bool{}
+	type group struct{ agent, category string }
+	hashes := map[group][]string{}
+	var groups []group
+	seen := map[dedupeKey]bool{}
 	for _, m := range ms {
-		if m.Key != "" {
-			continue
-		}
-		h := contentHash(m.Content)
-		want[dedupeKey{m.AgentID, m.Category, h}] = true
-		if !seen[h] {
-			seen[h] = true
-			hashes = append(hashes, h)
+		if m.Key == "" {
+			g, k := group{m.AgentID, m.Category}, dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if hashes[g] == nil {
+				groups = append(groups, g)
+			}
+			hashes[g] = append(hashes[g], k.hash)
 		}
 	}
 	dups := map[dedupeKey]*engram.Memory{}
-	for i := 0; i < len(hashes); i += 500 {
-		var rows []memoryRow
-		if err := tx.Select(readColumns).Where("tenant_id = ? AND key IS NULL AND valid AND NOT archived AND content_hash IN ?",
-			tenant, hashes[i:min(i+500, len(hashes))]).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: find duplicates: %w", err)
-		}
-		for j := range rows {
-			row := &rows[j]
-			k := dedupeKey{row.AgentID, row.Category, row.ContentHash}
-			if !want[k] {
-				continue
+	for _, g := range groups {
+		hs := hashes[g]
+		for i := 0; i < len(hs); i += 500 {
+			var rows []memoryRow
+			if err := tx.Select(readColumns).Where("tenant_id = ? AND agent_id = ? AND category = ? AND content_hash IN ? AND key IS NULL AND valid AND NOT archived",
+				tenant, g.agent, g.category, hs[i:min(i+500, len(hs))]).Find(&rows).Error; err != nil {
+				return nil, fmt.Errorf("store: find duplicates: %w", err)
 			}
-			dup := row.toMemory()
-			if dup.Expired(db.now()) {
-				// An expired copy is dead to every reader: retire it (a
-				// tombstone event records why) so that the new write is
-				// stored, not lost.
-				if _, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
-					func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil }); err != nil {
-					return nil, err
+			for j := range rows {
+				row := &rows[j]
+				dup := row.toMemory()
+				if dup.Expired(db.now()) {
+					// An expired copy is dead to every reader: retire it (a
+					// tombstone event records why) so that the new write is
+					// stored, not lost.
+					if _, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
+						func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil }); err != nil {
+						return nil, err
+					}
+					continue
 				}
-				continue
+				dups[dedupeKey{row.AgentID, row.Category, row.ContentHash}] = dup
 			}
-			dups[k] = dup
 		}
 	}
 	return dups, nil
