@@ -30,7 +30,8 @@ type ChangeFeed interface {
 	// tenant in ctx, read in one snapshot, and returns the feed sequence
 	// that snapshot includes: a follower that loads from it and then
 	// applies Changes after that sequence misses nothing and counts nothing
-	// twice. The memories carry their category, content and summary.
+	// twice. The memories come oldest first and carry every field but
+	// data and source.
 	EachLive(ctx context.Context, fn func(*Memory) error) (int64, error)
 }
 

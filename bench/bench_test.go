@@ -23,7 +23,7 @@ import (
 func services(tb testing.TB) (Services, *store.DB) {
 	db := storetest.Open(tb, "sqlite")
 	routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
-	rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
+	rec := learning.NewRecaller(withIndex(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 		storetest.Tokenizer(tb), engram.DefaultRecallConfig(), time.Now)
 	return Services{Auth: db, Memories: db, Recall: rec, Router: routes}, db
 }

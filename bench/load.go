@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/engram-memory/engram"
 )
 
 // LoadOptions shapes a load run: Clients concurrent clients, each
@@ -192,24 +191,4 @@ func PrintLoad(w io.Writer, engine string, runs []LoadResult) {
 			fmt.Fprintf(w, "error (%d servers): %s\n", r.Servers, s)
 		}
 	}
-}
-
-// HTTPRecall is a RecallService that posts each recall to a running
-// engram server with a tenant's key: recall as a client sees it.
-type HTTPRecall struct {
-	URL, Key string
-	Client   *http.Client
-}
-
-// Recall implements engram.RecallService.
-func (h HTTPRecall) Recall(ctx context.Context, req engram.RecallRequest) (*engram.Recall, error) {
-	out, err := loadDo(ctx, h.Client, h.URL+"/v1/recall", h.Key, req)
-	if err != nil {
-		return nil, err
-	}
-	var rec engram.Recall
-	if err := json.Unmarshal(out, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
 }

@@ -43,6 +43,7 @@ type Config struct {
 	Memory     engram.MemoryConfig   `yaml:"memory"`
 	Tokens     TokensConfig          `yaml:"tokens"`
 	Router     RouterConfig          `yaml:"router"`
+	Index      IndexConfig           `yaml:"index"`
 	Recall     engram.RecallConfig   `yaml:"recall"`
 	Scoring    engram.ScoringConfig  `yaml:"scoring"`
 	Embeddings EmbeddingsConfig      `yaml:"embeddings"`
@@ -151,6 +152,17 @@ type RouterConfig struct {
 	MaxTenants int `yaml:"max_tenants"`
 }
 
+// IndexConfig bounds recall's in-memory lexical index, a cache of the
+// store's change feed (one index per tenant).
+type IndexConfig struct {
+	// MaxMB bounds, in MiB, the estimated memory of the tenants' indexes
+	// and row caches one process keeps; past it the least recently used
+	// tenants are dropped and reloaded from the store when next searched.
+	MaxMB int64 `yaml:"max_mb"`
+	// RowCache is how many candidate rows each tenant's index keeps.
+	RowCache int `yaml:"row_cache"`
+}
+
 // TokensConfig chooses the tokenizer used for token counts and budgets.
 type TokensConfig struct {
 	Encoding string `yaml:"encoding"`
@@ -178,6 +190,7 @@ func Default() Config {
 		Memory:     engram.DefaultMemoryConfig(),
 		Tokens:     TokensConfig{Encoding: "cl100k_base"},
 		Router:     RouterConfig{MaxTenants: 1000},
+		Index:      IndexConfig{MaxMB: 2048, RowCache: 20000},
 		Reflector:  ReflectorConfig{MinGroup: 3, Model: "gpt-4o-mini", Timeout: 30 * time.Second},
 		Sleep:      SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: 30 * 24 * time.Hour},
 		Recall:     engram.DefaultRecallConfig(),
@@ -427,6 +440,9 @@ func (c Config) Validate() error {
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")
+	}
+	if c.Index.MaxMB < 1 || c.Index.RowCache < 0 {
+		bad("index", "max_mb must be at least 1 and row_cache at least 0")
 	}
 	if c.Tokens.Encoding != "cl100k_base" && c.Tokens.Encoding != "o200k_base" {
 		bad("tokens.encoding", "want cl100k_base or o200k_base, got %q", c.Tokens.Encoding)

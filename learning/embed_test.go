@@ -117,7 +117,7 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, *learning.Embeddings) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
-			rec := learning.NewRecaller(db, routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
+			rec := learning.NewRecaller(withIndex(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
 			return rec, learning.NewEmbeddings(e, db, db, db, "test-"+url, slog.New(slog.DiscardHandler))
 		}

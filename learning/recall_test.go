@@ -30,7 +30,7 @@ func (r fixedRouter) RouteQuery(_ context.Context, query string) (*engram.Route,
 
 func newRecaller(t testing.TB, db *store.DB, rt engram.RouterService, cfg engram.RecallConfig) *learning.Recaller {
 	t.Helper()
-	return learning.NewRecaller(db, rt, learning.NewScorer(learning.DefaultScoreConfig(), time.Now), storetest.Tokenizer(t), cfg, time.Now)
+	return learning.NewRecaller(withIndex(db), rt, learning.NewScorer(learning.DefaultScoreConfig(), time.Now), storetest.Tokenizer(t), cfg, time.Now)
 }
 
 // addMemories stores ms for the tenant in ctx and returns them as stored.

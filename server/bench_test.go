@@ -37,7 +37,7 @@ func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
 	lim := cfg.Limits
 	srv, err := server.New(server.Config{Memories: db, Auth: db, Health: db, Router: routes,
-		Recall:   learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(b), cfg.Recall, time.Now),
+		Recall:   learning.NewRecaller(withIndex(db), routes, scorer, storetest.Tokenizer(b), cfg.Recall, time.Now),
 		Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Limits:   server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()}})
 	if err != nil {

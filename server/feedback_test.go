@@ -83,7 +83,7 @@ func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 		t.Fatal(err)
 	}
 	scorer := learning.NewScorer(scoring, clock.now)
-	rec := learning.NewRecaller(db, routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
+	rec := learning.NewRecaller(withIndex(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
 	lim := cfg.Limits
 	dir := t.TempDir()
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3, Dir: dir}, nil)

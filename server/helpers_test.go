@@ -23,9 +23,11 @@ import (
 // through the handler in process (httptest.ResponseRecorder); raw sends
 // bytes over TCP to a real listener so that no client cleans the path.
 type env struct {
-	db  *store.DB
-	h   http.Handler
-	srv *httptest.Server
+	db *store.DB
+	// lexical is the store with the recall pipeline's index (newRecallEnv).
+	lexical indexed
+	h       http.Handler
+	srv     *httptest.Server
 }
 
 func newEnv(t testing.TB, engine string) *env {

@@ -52,7 +52,8 @@ func newRecallEnvOn(t testing.TB, db *store.DB) *env {
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rec := learning.NewRecaller(db, routes, learning.NewScorer(scoring, time.Now), storetest.Tokenizer(t),
+	lexical := withIndex(db)
+	rec := learning.NewRecaller(lexical, routes, learning.NewScorer(scoring, time.Now), storetest.Tokenizer(t),
 		cfg.Recall, time.Now)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
@@ -62,7 +63,7 @@ func newRecallEnvOn(t testing.TB, db *store.DB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{db: db, h: s}
+	return &env{db: db, lexical: lexical, h: s}
 }
 
 // maxRecallBudget is recall.max_budget of the default configuration.
@@ -680,7 +681,7 @@ func TestRecallTenantIsolation(t *testing.T) {
 		betaCtx := storetest.Tenant(t, e.db, "beta")
 		search := func() map[string]float64 {
 			t.Helper()
-			hits, err := e.db.SearchMemories(betaCtx, engram.LexicalQuery{Text: query, Limit: 50, Expand: true})
+			hits, err := e.lexical.SearchMemories(betaCtx, engram.LexicalQuery{Text: query, Limit: 50, Expand: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,9 +74,13 @@ func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]*engram.Ch
 	return out, nil
 }
 
+// livePage is how many memories EachLive reads per statement.
+const livePage = 2000
+
 // EachLive implements engram.ChangeFeed: one read transaction (repeatable
 // read on PostgreSQL; SQLite's read transactions are snapshots) holds the
-// tenant's feed head and its live memories, a page at a time.
+// tenant's feed head and its live memories, a page at a time, oldest
+// first. The memories carry every field but data and source.
 func (db *DB) EachLive(ctx context.Context, fn func(*engram.Memory) error) (int64, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -89,31 +93,51 @@ func (db *DB) EachLive(ctx context.Context, fn func(*engram.Memory) error) (int6
 		}
 		var after int64
 		for {
-			var rows []struct {
-				Seq      int64
-				ID       string
-				Category string
-				Content  string
-				Summary  string
-			}
-			if err := tx.Raw(`SELECT seq, id, category, content, summary FROM memories
-				WHERE tenant_id = ? AND valid AND NOT archived AND seq > ? ORDER BY seq LIMIT 1000`, tenant, after).
-				Scan(&rows).Error; err != nil {
+			rows, err := findLean(tx.Where("tenant_id = ? AND valid AND NOT archived AND seq > ?", tenant, after).
+				Order("seq").Limit(livePage))
+			if err != nil {
 				return fmt.Errorf("store: live memories: %w", err)
 			}
-			for _, r := range rows {
-				m := &engram.Memory{ID: r.ID, Category: r.Category, Content: r.Content, Summary: r.Summary, Valid: true}
-				if err := fn(m); err != nil {
+			for i := range rows {
+				if err := fn(rows[i].toMemory()); err != nil {
 					return err
 				}
-				after = r.Seq
+				after = rows[i].Seq
 			}
-			if len(rows) < 1000 {
+			if len(rows) < livePage {
 				return nil
 			}
 		}
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	return head, err
+}
+
+// LeanMemories returns the tenant's memories with the given ids, in no
+// particular order, without data and source (what recall ranks and
+// injects); ids that name no memory of the tenant are left out. Tombstoned,
+// archived and expired memories are returned too: the caller decides.
+func (db *DB) LeanMemories(ctx context.Context, ids []string) ([]*engram.Memory, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// By id alone (ids are unique across tenants): with the tenant in the
+	// WHERE clause SQLite prefers scanning the tenant's index. The tenant
+	// is checked per row.
+	rows, err := findLean(db.r.WithContext(ctx).Where("id IN ?", ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: memories by id: %w", err)
+	}
+	out := make([]*engram.Memory, 0, len(rows))
+	for i := range rows {
+		if rows[i].TenantID == tenant {
+			out = append(out, rows[i].toMemory())
+		}
+	}
+	return out, nil
 }
 
 var _ engram.FeedCursors = (*DB)(nil)

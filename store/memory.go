@@ -303,24 +303,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	for attempt := 0; ; attempt++ {
 		results := make([]*engram.CreateResult, len(ms))
 		err = db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
-			for i, m := range ms {
-				if m.Key == "" {
-					dup, err := db.findDuplicate(ctx, tx, tenant, m)
-					if err != nil {
-						return err
-					}
-					if dup != nil {
-						results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
-						continue
-					}
-				}
-				created, err := db.insert(ctx, tx, tenant, m)
-				if err != nil {
-					return err
-				}
-				results[i] = &engram.CreateResult{Memory: created}
-			}
-			return nil
+			return db.insertBatch(ctx, tx, tenant, ms, results)
 		})
 		if err == nil {
 			return results, nil
@@ -350,49 +333,129 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	}
 }
 
-func (db *DB) findDuplicate(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
-	// The agent is part of the identity: returning another agent's private
-	// memory for the same words would leak it.
-	row, err := findRow(tx, tenant, "agent_id = ? AND category = ? AND content_hash = ? AND key IS NULL AND valid AND NOT archived",
-		m.AgentID, m.Category, contentHash(m.Content))
-	if engram.ErrorCode(err) == engram.ENOTFOUND {
-		return nil, nil
+// dedupeKey is what makes two memories duplicates (the memories_dedupe
+// index): agent, category and content hash, for memories without a key.
+type dedupeKey struct{ agent, category, hash string }
+
+// findDuplicates returns the live memories of the tenant that the
+// memories without a key in ms duplicate, read in one statement per agent
+// and category (and 500 hashes) rather than one per memory; each uses the
+// memories_dedupe index.
+func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory) (map[dedupeKey]*engram.Memory, error) {
+	type group struct{ agent, category string }
+	hashes := map[group][]string{}
+	var groups []group
+	seen := map[dedupeKey]bool{}
+	for _, m := range ms {
+		if m.Key == "" {
+			g, k := group{m.AgentID, m.Category}, dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if hashes[g] == nil {
+				groups = append(groups, g)
+			}
+			hashes[g] = append(hashes[g], k.hash)
+		}
 	}
-	if err != nil {
-		return nil, err
+	dups := map[dedupeKey]*engram.Memory{}
+	for _, g := range groups {
+		hs := hashes[g]
+		for i := 0; i < len(hs); i += 500 {
+			var rows []memoryRow
+			if err := tx.Select(readColumns).Where("tenant_id = ? AND agent_id = ? AND category = ? AND content_hash IN ? AND key IS NULL AND valid AND NOT archived",
+				tenant, g.agent, g.category, hs[i:min(i+500, len(hs))]).Find(&rows).Error; err != nil {
+				return nil, fmt.Errorf("store: find duplicates: %w", err)
+			}
+			for j := range rows {
+				row := &rows[j]
+				dup := row.toMemory()
+				if dup.Expired(db.now()) {
+					// An expired copy is dead to every reader: retire it (a
+					// tombstone event records why) so that the new write is
+					// stored, not lost.
+					if _, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
+						func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil }); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				dups[dedupeKey{row.AgentID, row.Category, row.ContentHash}] = dup
+			}
+		}
 	}
-	dup := row.toMemory()
-	if dup.Expired(db.now()) {
-		// An expired copy is dead to every reader: retire it (a tombstone
-		// event records why) so that the new write is stored, not lost.
-		_, err := db.mutateTx(ctx, tx, tenant, "seq = ?", row.Seq, nil, engram.ActionTombstone,
-			func(_ *gorm.DB, m *engram.Memory) (bool, error) { m.Valid = false; return true, nil })
-		return nil, err
-	}
-	return dup, nil
+	return dups, nil
 }
 
-// insert stores a new, validated memory and its create event.
-func (db *DB) insert(ctx context.Context, tx *gorm.DB, tenant string, m *engram.Memory) (*engram.Memory, error) {
+// insertBatch stores the new, validated memories of ms with their create
+// events and fills results; a memory that duplicates a stored one, or an
+// earlier one of the batch, returns that one with Deduplicated set. The
+// rows go in multi-row statements. The agent is part of the identity:
+// returning another agent's private memory for the same words would leak
+// it.
+func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, results []*engram.CreateResult) error {
+	dups, err := db.findDuplicates(ctx, tx, tenant, ms)
+	if err != nil {
+		return err
+	}
 	now := db.now().UTC().Truncate(time.Microsecond)
-	m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
-	m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
-	m.Stability = db.rules.Scoring.Stability(m.Priority)
-	m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
-	row := memoryRow{TenantID: tenant}
-	db.fromMemory(&row, m)
-	if err := tx.Create(&row).Error; err != nil {
-		return nil, fmt.Errorf("store: insert memory: %w", err)
+	var rows []memoryRow
+	at := make([]int, len(ms)) // the row of each memory, or -1 for a stored duplicate
+	first := map[dedupeKey]int{}
+	for i, m := range ms {
+		at[i] = -1
+		var k dedupeKey
+		if m.Key == "" {
+			k = dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			if dup := dups[k]; dup != nil {
+				results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
+				continue
+			}
+			if r, ok := first[k]; ok {
+				at[i] = r
+				continue
+			}
+		}
+		m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
+		m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
+		m.Stability = db.rules.Scoring.Stability(m.Priority)
+		m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
+		row := memoryRow{TenantID: tenant}
+		db.fromMemory(&row, m)
+		if m.Key == "" {
+			first[k] = len(rows)
+		}
+		at[i] = len(rows)
+		rows = append(rows, row)
 	}
-	after := row.toMemory()
-	if err := db.reindex(tx, tenant, row.Seq, nil, after); err != nil {
-		return nil, err
+	if len(rows) == 0 {
+		return nil
 	}
-	if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, after); err != nil {
-		return nil, err
+	if err := tx.CreateInBatches(rows, insertBatchRows).Error; err != nil {
+		return fmt.Errorf("store: insert memory: %w", err)
 	}
-	return after, nil
+	created := make([]*engram.Memory, len(rows))
+	for j := range rows {
+		created[j] = rows[j].toMemory()
+		if err := db.appendEvent(ctx, tenant, engram.ActionCreate, nil, created[j]); err != nil {
+			return err
+		}
+	}
+	done := make([]bool, len(rows))
+	for i, r := range at {
+		if r < 0 {
+			continue
+		}
+		results[i] = &engram.CreateResult{Memory: created[r], Deduplicated: done[r]}
+		done[r] = true
+	}
+	return nil
 }
+
+// insertBatchRows is how many memories one INSERT writes: 37 columns each,
+// well within the bound parameters of either engine.
+const insertBatchRows = 100
 
 func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, after *engram.Memory) error {
 	ev := eventRow{TenantID: tenant, Action: action, CreatedAt: db.now().UTC().Truncate(time.Microsecond)}
@@ -506,9 +569,6 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 		return nil, errRetry
 	}
 	out := next.toMemory()
-	if err := db.reindex(tx, tenant, row.Seq, before, out); err != nil {
-		return nil, err
-	}
 	return out, db.appendEvent(ctx, tenant, action, before, out)
 }
 

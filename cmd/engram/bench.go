@@ -7,15 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -23,7 +19,8 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
-	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/server"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -51,7 +48,6 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
-	overHTTP := fs.Bool("http", false, "latency: also measure each recall over HTTP, through a server on a loopback port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -122,27 +118,23 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		}
 		rep.Print(stdout)
 	case "latency":
-		opt := bench.LatencyOptions{Queries: *queries, Seed: 1}
+		handler, err := server.New(server.Config{
+			Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
+			Feedback: services.Feedback, Logger: logger,
+			Limits: server.Limits{
+				MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+			},
+		})
+		if err != nil {
+			return err
+		}
+		opt := bench.LatencyOptions{Queries: *queries, Seed: 1, Index: coldIndex{services.Index}, HTTP: handler}
 		if opt.Sizes, err = intList(*sizes); err != nil {
 			return err
 		}
 		if opt.Budgets, err = intList(*budgets); err != nil {
 			return err
-		}
-		if *overHTTP {
-			url, stop, err := serveBench(cfg, db, services, logger)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			client := &http.Client{}
-			opt.Remote = func(ctx context.Context, tenant string) (engram.RecallService, error) {
-				_, secret, err := db.CreateAPIKey(ctx, tenant, "bench")
-				if err != nil {
-					return nil, err
-				}
-				return bench.HTTPRecall{URL: url, Key: secret, Client: client}, nil
-			}
 		}
 		rows, err := bench.RunLatency(ctx, svc, db, opt, os.Stderr)
 		if err != nil {
@@ -286,17 +278,12 @@ func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
 	return dsn + " search_path=" + schema, drop, nil
 }
 
-// serveBench serves the API on the services at a free loopback port.
-func serveBench(cfg configs.Config, db *store.DB, services *Services, logger *slog.Logger) (string, func(), error) {
-	srv, err := NewServer(cfg, db, services, prometheus.NewRegistry(), logger)
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
+// coldIndex lets the latency benchmark time a cold tenant's index.
+type coldIndex struct{ ix *index.Index }
+
+func (c coldIndex) LoadCold(ctx context.Context, fromSnapshot bool) (int64, error) {
+	st, err := c.ix.Load(ctx, fromSnapshot)
+	return st.Bytes, err
 }
+
+func (c coldIndex) Snapshot(ctx context.Context) error { return c.ix.Snapshot(ctx) }

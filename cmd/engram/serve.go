@@ -20,6 +20,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
@@ -43,6 +44,7 @@ type Main struct {
 	done       chan error
 	background sync.WaitGroup     // feed followers
 	stop       context.CancelFunc // ends them
+	index      *index.Index       // its snapshot writers finish before exit
 }
 
 // commonFlags registers --config and --data (and --addr for serve) and
@@ -86,6 +88,8 @@ type Services struct {
 	Memories engram.MemoryService
 	Router   *router.Service
 	Recall   *learning.Recaller
+	// Index answers recall's lexical search (a cache of the change feed).
+	Index    *index.Index
 	Feedback *learning.Feedback
 	// Embeddings follows the change feed when an embeddings endpoint is
 	// configured; nil otherwise. Main runs it in the background.
@@ -112,9 +116,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(scoring, time.Now)
-	recall := learning.NewRecaller(db, routes, scorer, tok,
+	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
+		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
+	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
+	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
 	if r := cfg.Reflector; r.BaseURL != "" {
@@ -148,6 +154,18 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
 		},
 	})
+}
+
+// recallStore is the store as recall sees it, with lexical search answered
+// by the in-memory index that follows the store's change feed.
+type recallStore struct {
+	*store.DB
+	lexical *index.Index
+}
+
+// SearchMemories answers from the index.
+func (s recallStore) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
+	return s.lexical.SearchMemories(ctx, q)
 }
 
 // holderName names this process in the feed leases it takes: host, pid
@@ -229,6 +247,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	m.index = services.Index
 	registry := prometheus.NewRegistry()
 	sleepMetrics, err := newSleepMetrics(registry)
 	if err != nil {
@@ -353,6 +372,9 @@ func (m *Main) Close() error {
 	if m.stop != nil {
 		m.stop()
 		m.background.Wait()
+	}
+	if m.index != nil {
+		m.index.Close()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())

@@ -1,0 +1,303 @@
+package index
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
+)
+
+// BM25 parameters: the usual defaults (Robertson & Zaragoza), not tuned
+// to any benchmark.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+func idf(n, df float64) float64 { return math.Log(1 + (n-df+0.5)/(df+0.5)) }
+
+// Pseudo-relevance feedback (RM3-style query expansion): the terms that
+// characterise the best first-pass matches are added to the query with a
+// small weight, so that memories using the words of the answer rather
+// than of the question can still be found.
+const (
+	prfDocs   = 3   // first-pass matches read
+	prfTerms  = 10  // expansion terms added
+	prfWeight = 0.3 // weight of an expansion term relative to a query term
+	// An expansion term must be informative: in at most prfShare of the
+	// tenant's memories, the terms together in at most prfPostings
+	// postings (the first term excepted). This selects what expands a
+	// query; it is not a cost bound.
+	prfShare    = 0.1
+	prfPostings = 2_000
+	// prfCandidates: only the most frequent terms of the top matches are
+	// weighed.
+	prfCandidates = 256
+)
+
+// scratch is a search's score accumulator: a dense score per doc and the
+// docs touched, so that clearing costs what scoring cost.
+type scratch struct {
+	scores  []float64
+	touched []uint32
+}
+
+func (ix *Index) getScratch(n int) *scratch {
+	s, _ := ix.scratch.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	if len(s.scores) < n {
+		s.scores = make([]float64, n)
+	}
+	return s
+}
+
+func (ix *Index) putScratch(s *scratch) {
+	for _, d := range s.touched {
+		s.scores[d] = 0
+	}
+	s.touched = s.touched[:0]
+	ix.scratch.Put(s)
+}
+
+// accumulate adds weight × BM25 of every posting of the term to the
+// scores. Every contribution is positive (IDF > 0), so a zero score marks
+// a doc not yet touched.
+func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64) {
+	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
+	for i, d := range p.docs {
+		tf := float64(p.tf(i)) / 10
+		dl := float64(t.lens[d]) / 10
+		norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
+		if s.scores[d] == 0 {
+			s.touched = append(s.touched, d)
+		}
+		s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
+	}
+}
+
+type scored struct {
+	doc   uint32
+	score float64
+}
+
+// better orders by score, then the later doc (the newer memory) first.
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc > b.doc
+}
+
+// top returns the best k touched docs that pass keep, best first, from a
+// min-heap of k: a common term touches thousands of docs of which a
+// search reads a few dozen.
+func top(s *scratch, k int, keep func(uint32) bool) []scored {
+	h := make([]scored, 0, k)
+	if k <= 0 {
+		return h
+	}
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && better(h[m], h[l]) {
+				m = l
+			}
+			if r := l + 1; r < len(h) && better(h[m], h[r]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, d := range s.touched {
+		c := scored{d, s.scores[d]}
+		if len(h) == k && !better(c, h[0]) || !keep(d) {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+			continue
+		}
+		h[0] = c
+		down(0)
+	}
+	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
+	return h
+}
+
+// SearchMemories ranks the live memories of the tenant in ctx against
+// q.Text with BM25 over every query term, exactly (no term is skipped for
+// being common), whose statistics (document count, average length,
+// document frequencies) are the tenant's own, so that no other tenant's
+// data can move a score; then, with q.Expand, one round of
+// pseudo-relevance feedback. Hits carry their memory without data and
+// source; expired memories and other agents' private memories are left
+// out. Hits are best first; Score is the raw score. It returns the
+// store's error, wrapped, when the index cannot be brought up to date.
+func (ix *Index) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
+	terms := analysis.QueryTerms(q.Text)
+	if len(terms) == 0 || q.Limit <= 0 {
+		return nil, nil
+	}
+	var hits []engram.LexicalHit
+	err := ix.read(ctx, func(t *tenant) error {
+		if t.liveDocs == 0 {
+			return nil
+		}
+		var err error
+		hits, err = ix.search(ctx, t, terms, q)
+		return err
+	})
+	return hits, err
+}
+
+func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
+	s := ix.getScratch(len(t.docs))
+	defer ix.putScratch(s)
+	now := ix.now().UnixNano()
+	keep := func(d uint32) bool { return t.visible(d, q.AgentID, now) }
+	query := make(map[string]bool, len(terms))
+	for _, term := range terms {
+		query[term] = true
+		if w, p, ok := t.termIDF(term); ok {
+			t.accumulate(s, p, w, 1)
+		}
+	}
+	if len(s.touched) == 0 {
+		return nil, nil
+	}
+	if q.Expand {
+		first := top(s, prfDocs, keep)
+		rows, err := ix.rows(ctx, t, first)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range t.expansion(rows, query) {
+			t.accumulate(s, e.p, e.idf, prfWeight)
+		}
+	}
+	// Rank a margin beyond Limit: a candidate may have changed since the
+	// index saw it; the rest are read only if those run out.
+	cands := top(s, 4*q.Limit, keep)
+	hits := make([]engram.LexicalHit, 0, q.Limit)
+	now = ix.now().UnixNano()
+	for start := 0; start < len(cands) && len(hits) < q.Limit; {
+		end := min(start+q.Limit+q.Limit/4+1, len(cands))
+		rows, err := ix.rows(ctx, t, cands[start:end])
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range cands[start:end] {
+			m := rows[i]
+			if m == nil || !live(m) || (m.AgentID != "" && m.AgentID != q.AgentID) ||
+				m.ExpiresAt != nil && m.ExpiresAt.UnixNano() <= now {
+				continue
+			}
+			cp := *m // the cached row is shared; the hit is the caller's
+			if hits = append(hits, engram.LexicalHit{Memory: &cp, Score: c.score}); len(hits) == q.Limit {
+				break
+			}
+		}
+		start = end
+	}
+	return hits, nil
+}
+
+// rows returns the rows of the docs, in their order (nil where the memory
+// is gone), from the row cache or else the store in one statement.
+func (ix *Index) rows(ctx context.Context, t *tenant, docs []scored) ([]*engram.Memory, error) {
+	out := make([]*engram.Memory, len(docs))
+	var missing []string
+	at := map[string]int{}
+	for i, c := range docs {
+		dc := &t.docs[c.doc]
+		if m := t.rows.get(c.doc, dc.version); m != nil {
+			out[i] = m
+			continue
+		}
+		missing = append(missing, dc.id)
+		at[dc.id] = i
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	ms, err := ix.src.LeanMemories(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		i, ok := at[m.ID]
+		if !ok {
+			continue
+		}
+		out[i] = m
+		if d := docs[i].doc; m.Version == t.docs[d].version {
+			t.rows.put(d, m)
+		}
+	}
+	return out, nil
+}
+
+type expansionTerm struct {
+	term string
+	idf  float64
+	p    *postings
+}
+
+// expansion picks the expansion terms from the rows of the best first
+// matches, already fetched: their weighted terms, less the query's, the
+// most frequent first, then the most characteristic (tf × IDF) that are
+// informative enough.
+func (t *tenant) expansion(rows []*engram.Memory, query map[string]bool) []expansionTerm {
+	tf := map[string]uint32{}
+	for _, m := range rows {
+		mt, _ := rankTerms(m)
+		for term, f := range mt {
+			if !query[term] {
+				tf[term] += f
+			}
+		}
+	}
+	if len(tf) == 0 {
+		return nil
+	}
+	terms := sortedTerms(tf)
+	slices.SortStableFunc(terms, func(a, b string) int { return int(tf[b]) - int(tf[a]) })
+	terms = terms[:min(len(terms), prfCandidates)]
+	cands := make([]expansionTerm, 0, len(terms))
+	for _, term := range terms {
+		if w, p, ok := t.termIDF(term); ok {
+			cands = append(cands, expansionTerm{term, w, p})
+		}
+	}
+	weight := func(e expansionTerm) float64 { return float64(tf[e.term]) * e.idf }
+	sort.SliceStable(cands, func(i, j int) bool { // most characteristic of the top matches first
+		wi, wj := weight(cands[i]), weight(cands[j])
+		return wi > wj || wi == wj && cands[i].term < cands[j].term
+	})
+	var out []expansionTerm
+	var read int
+	for _, e := range cands {
+		if len(out) == prfTerms {
+			break
+		}
+		df := len(e.p.docs)
+		if len(out) > 0 && (read+df > prfPostings || float64(df) > prfShare*float64(t.liveDocs)) {
+			continue
+		}
+		read += df
+		out = append(out, e)
+	}
+	return out
+}

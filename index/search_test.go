@@ -1,0 +1,326 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+func mustCreate(t *testing.T, db *store.DB, ctx context.Context, m *engram.Memory) *engram.Memory {
+	t.Helper()
+	res, err := db.CreateMemory(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Memory
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func search(t *testing.T, ix *index.Index, ctx context.Context, text string) []engram.LexicalHit {
+	t.Helper()
+	hits, err := ix.SearchMemories(ctx, engram.LexicalQuery{Text: text, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
+func contents(hits []engram.LexicalHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Memory.Content
+	}
+	return out
+}
+
+func TestSearchRanksBilingual(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ix := index.New(db, index.Config{RowCache: 100})
+		ctx := storetest.Tenant(t, db, "acme")
+		for _, c := range []string{
+			"我喜欢喝咖啡，不加糖", "下周三上午十点牙科复诊", "She has been painting sunrises at the lake",
+			"The quarterly report is due Friday", "咖啡机坏了，周一找人修", "Caroline went to the LGBTQ support group",
+		} {
+			mustCreate(t, db, ctx, &engram.Memory{Content: c, Category: "life"})
+		}
+		for q, want := range map[string]string{
+			"咖啡":                        "我喜欢喝咖啡，不加糖",
+			"牙科":                        "下周三上午十点牙科复诊",
+			"when did she paint?":       "She has been painting sunrises at the lake",
+			"support groups":            "Caroline went to the LGBTQ support group",
+			`"report" AND due* -x OR (`: "The quarterly report is due Friday",
+		} {
+			hits := search(t, ix, ctx, q)
+			if len(hits) == 0 || hits[0].Memory.Content != want {
+				t.Errorf("%q: got %q, want %q first", q, contents(hits), want)
+			}
+		}
+		if n := len(search(t, ix, ctx, "咖啡")); n != 2 {
+			t.Errorf("咖啡 matched %d, want 2", n)
+		}
+		for _, q := range []string{"🙂", "!!!", "the of and"} {
+			if hits := search(t, ix, ctx, q); len(hits) != 0 {
+				t.Errorf("%q matched %q", q, contents(hits))
+			}
+		}
+	})
+}
+
+// Another tenant's data never moves a tenant's scores: BM25 statistics
+// are per tenant.
+func TestSearchScoresIsolatedPerTenant(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ix := index.New(db, index.Config{RowCache: 100})
+		a := storetest.Tenant(t, db, "alpha")
+		b := storetest.Tenant(t, db, "beta")
+		mustCreate(t, db, a, &engram.Memory{Content: "falcon launch moved to march", Category: "work"})
+		mustCreate(t, db, a, &engram.Memory{Content: "weekly launch review with design", Category: "work"})
+		before := search(t, ix, a, "falcon launch review")
+		for i := range 50 {
+			mustCreate(t, db, b, &engram.Memory{Content: fmt.Sprint("falcon falcon notes ", i), Category: "work"})
+		}
+		if n := len(search(t, ix, b, "falcon")); n != 10 {
+			t.Fatalf("beta: %d hits", n)
+		}
+		after := search(t, ix, a, "falcon launch review")
+		if len(before) != 2 || len(after) != 2 {
+			t.Fatalf("hits %d %d", len(before), len(after))
+		}
+		for i := range before {
+			if before[i].Memory.ID != after[i].Memory.ID || before[i].Score != after[i].Score {
+				t.Fatalf("beta's writes moved alpha's scores: %v → %v", before[i].Score, after[i].Score)
+			}
+		}
+		for _, h := range search(t, ix, b, "launch review design march") {
+			t.Fatalf("beta found alpha's %q", h.Memory.Content)
+		}
+	})
+}
+
+// The index follows every change: update, delete, archive, rollback,
+// expiry and agent privacy, and the rows it caches follow feedback.
+func TestSearchFollowsChanges(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+		clock := func() time.Time { return now }
+		o := storetest.Options(t, engine)
+		o.Now = clock
+		db := storetest.OpenWith(t, o)
+		ix := index.New(db, index.Config{RowCache: 100, Now: clock})
+		ctx := storetest.Tenant(t, db, "acme")
+		m := mustCreate(t, db, ctx, &engram.Memory{Content: "kiwi smoothie recipe", Category: "life"})
+		if len(search(t, ix, ctx, "kiwi")) != 1 {
+			t.Fatal("create not reflected")
+		}
+		if _, err := db.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Content: ptr("mango smoothie recipe")}); err != nil {
+			t.Fatal(err)
+		}
+		if len(search(t, ix, ctx, "kiwi")) != 0 {
+			t.Fatal("update not reflected")
+		}
+		if hits := search(t, ix, ctx, "mango"); len(hits) != 1 || hits[0].Memory.Content != "mango smoothie recipe" {
+			t.Fatalf("update not reflected: %q", contents(hits))
+		}
+		if _, err := db.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Confidence: ptr(0.25)}); err != nil {
+			t.Fatal(err)
+		}
+		if hits := search(t, ix, ctx, "mango"); len(hits) != 1 || hits[0].Memory.Confidence != 0.25 {
+			t.Fatalf("a cached row outlived its change: %+v", hits)
+		}
+		if _, err := db.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Archived: ptr(true)}); err != nil {
+			t.Fatal(err)
+		}
+		if len(search(t, ix, ctx, "mango")) != 0 {
+			t.Fatal("archived memories never qualify")
+		}
+		if _, err := db.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Archived: ptr(false)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.DeleteMemory(ctx, m.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(search(t, ix, ctx, "mango")) != 0 {
+			t.Fatal("tombstoned memories never qualify")
+		}
+		if _, err := db.RollbackMemory(ctx, m.ID, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if hits := search(t, ix, ctx, "kiwi"); len(hits) != 1 {
+			t.Fatal("rollback not reflected")
+		}
+		soon := now.Add(time.Hour)
+		mustCreate(t, db, ctx, &engram.Memory{Content: "kiwi delivery today", Category: "life", ExpiresAt: &soon})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "kiwi allergy note", Category: "life", AgentID: "nurse"})
+		if n := len(search(t, ix, ctx, "kiwi")); n != 2 {
+			t.Fatalf("shared view: %d hits", n)
+		}
+		hits, _ := ix.SearchMemories(ctx, engram.LexicalQuery{Text: "kiwi", AgentID: "nurse", Limit: 10})
+		if len(hits) != 3 {
+			t.Fatalf("agent view: %d hits", len(hits))
+		}
+		now = now.Add(2 * time.Hour)
+		if n := len(search(t, ix, ctx, "kiwi")); n != 1 {
+			t.Fatalf("expired memories never qualify: %d hits", n)
+		}
+		// A fresh index loaded from the store agrees with the one that
+		// followed the changes.
+		fresh := index.New(db, index.Config{Now: clock})
+		a, b := search(t, ix, ctx, "kiwi mango smoothie recipe note"), search(t, fresh, ctx, "kiwi mango smoothie recipe note")
+		if fmt.Sprint(contents(a)) != fmt.Sprint(contents(b)) || a[0].Score != b[0].Score {
+			t.Fatalf("followed %q, loaded %q", contents(a), contents(b))
+		}
+	})
+}
+
+// Expansion draws its terms from the rows it fetched: a top match with
+// tens of thousands of distinct bigrams is weighed in memory.
+func TestSearchExpandsHugeMemory(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ix := index.New(db, index.Config{RowCache: 100})
+		ctx := storetest.Tenant(t, db, "acme")
+		var b strings.Builder
+		for i := 0; b.Len() < 3*30000; i++ {
+			b.WriteRune(rune(0x4e00 + (i*7919)%20000)) // distinct CJK bigrams
+		}
+		huge := "咖啡" + b.String()
+		mustCreate(t, db, ctx, &engram.Memory{Content: string([]rune(huge)[:30000]), Category: "life"})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "咖啡不加糖", Category: "life"})
+		hits, err := ix.SearchMemories(ctx, engram.LexicalQuery{Text: "咖啡", Limit: 10, Expand: true})
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("hits %d, err %v", len(hits), err)
+		}
+	})
+}
+
+// TestTwoServersSearchAlike: two engram servers on one database, each with
+// its own index, find a write made through either before their next
+// search.
+func TestTwoServersSearchAlike(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		db1, db2 := storetest.OpenWith(t, o), storetest.OpenWith(t, o)
+		ix1, ix2 := index.New(db1, index.Config{RowCache: 100}), index.New(db2, index.Config{RowCache: 100})
+		ctx := storetest.Tenant(t, db1, "acme")
+		same := func(q string, want int) {
+			t.Helper()
+			a, b := search(t, ix1, ctx, q), search(t, ix2, ctx, q)
+			if len(a) != want || len(b) != want {
+				t.Fatalf("%q: server one %q, server two %q, want %d each", q, contents(a), contents(b), want)
+			}
+			for i := range a {
+				if a[i].Memory.ID != b[i].Memory.ID || a[i].Score != b[i].Score || a[i].Memory.Version != b[i].Memory.Version {
+					t.Fatalf("%q: servers differ at %d: %+v vs %+v", q, i, a[i], b[i])
+				}
+			}
+		}
+		same("walrus", 0) // both loaded before the writes
+		var ids []string
+		for i := range 20 {
+			ids = append(ids, mustCreate(t, db1, ctx, &engram.Memory{Content: fmt.Sprintf("walrus sighting %d at the pier", i), Category: "life"}).ID)
+		}
+		same("walrus pier", 10)
+		for _, id := range ids[:15] {
+			if _, err := db2.UpdateMemory(ctx, id, engram.MemoryUpdate{Content: ptr("seal sighting at the dock " + id)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		same("walrus", 5)
+		same("seal dock", 10)
+		for _, id := range ids[15:] {
+			if _, err := db2.DeleteMemory(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		same("walrus", 0)
+	})
+}
+
+// Past the memory bound the least recently used tenant is dropped and
+// reloaded when next searched, with the same answers.
+func TestEvictsLeastRecentlyUsed(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ix := index.New(db, index.Config{MaxBytes: 1, RowCache: 10})
+	a := storetest.Tenant(t, db, "alpha")
+	b := storetest.Tenant(t, db, "beta")
+	mustCreate(t, db, a, &engram.Memory{Content: "otter den by the river", Category: "life"})
+	mustCreate(t, db, b, &engram.Memory{Content: "otter plush for the kid", Category: "life"})
+	first := search(t, ix, a, "otter")
+	if st, _ := ix.Stats(a); st.Docs != 1 || st.Bytes <= 0 {
+		t.Fatalf("alpha stats %+v", st)
+	}
+	search(t, ix, b, "otter")
+	if got := ix.Tenants(); len(got) != 1 || got[0] != engram.TenantFromContext(b) {
+		t.Fatalf("tenants kept %v, want beta alone", got)
+	}
+	again := search(t, ix, a, "otter")
+	if len(first) != 1 || len(again) != 1 || first[0].Score != again[0].Score {
+		t.Fatalf("reloaded alpha answers %+v, before %+v", again, first)
+	}
+}
+
+// Searches running while memories are written and tenants evicted see a
+// consistent index (run with -race), and end where a fresh load does.
+func TestConcurrentSearchesAndWrites(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ctx := storetest.Tenant(t, db, "acme")
+	other := storetest.Tenant(t, db, "other")
+	ix := index.New(db, index.Config{RowCache: 20, MaxBytes: 40_000})
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				c := ctx
+				if g%2 == 1 {
+					c = other
+				}
+				if _, err := ix.SearchMemories(c, engram.LexicalQuery{Text: "lynx forest tracks", Limit: 10, Expand: true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 60 {
+		c := ctx
+		if i%3 == 0 {
+			c = other
+		}
+		m := mustCreate(t, db, c, &engram.Memory{Content: fmt.Sprintf("lynx tracks %d in the forest", i), Category: "life"})
+		if i%5 == 0 {
+			if _, err := db.UpdateMemory(c, m.ID, engram.MemoryUpdate{Content: ptr(fmt.Sprintf("lynx den %d", i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := index.New(db, index.Config{})
+	for _, c := range []context.Context{ctx, other} {
+		a, b := search(t, ix, c, "lynx forest den"), search(t, fresh, c, "lynx forest den")
+		if fmt.Sprint(contents(a)) != fmt.Sprint(contents(b)) {
+			t.Fatalf("followed %q, loaded %q", contents(a), contents(b))
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package index
+
+import (
+	"container/list"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+// doc is one memory the tenant's index has seen. Its slot (the doc
+// number) is kept when the memory dies, so a rollback that revives it
+// keeps its place in the tie order; slots are reclaimed by a rebuild.
+type doc struct {
+	id      string
+	agent   string
+	expires int64 // unix nanoseconds; 0 never expires
+	version int64 // of the memory as the feed last delivered it
+	live    bool
+}
+
+// postings are one term's documents, ascending, with their weighted term
+// frequencies in tenths: six bytes a posting. A frequency past 65,535
+// tenths (a word repeated thousands of times in one memory) moves the
+// list to four-byte frequencies.
+type postings struct {
+	docs []uint32
+	tfs  []uint16
+	wide []uint32 // replaces tfs once a frequency does not fit 16 bits
+}
+
+func (p *postings) add(d, tf uint32) {
+	i := len(p.docs)
+	if i > 0 && p.docs[i-1] >= d {
+		i, _ = slices.BinarySearch(p.docs, d)
+	}
+	p.docs = slices.Insert(p.docs, i, d)
+	if p.wide == nil && tf > 0xffff {
+		p.wide = make([]uint32, len(p.tfs))
+		for j, x := range p.tfs {
+			p.wide[j] = uint32(x)
+		}
+		p.tfs = nil
+	}
+	if p.wide != nil {
+		p.wide = slices.Insert(p.wide, i, tf)
+	} else {
+		p.tfs = slices.Insert(p.tfs, i, uint16(tf))
+	}
+}
+
+func (p *postings) remove(d uint32) bool {
+	i, ok := slices.BinarySearch(p.docs, d)
+	if !ok {
+		return false
+	}
+	p.docs = slices.Delete(p.docs, i, i+1)
+	if p.wide != nil {
+		p.wide = slices.Delete(p.wide, i, i+1)
+	} else {
+		p.tfs = slices.Delete(p.tfs, i, i+1)
+	}
+	return true
+}
+
+func (p *postings) tf(i int) uint32 {
+	if p.wide != nil {
+		return p.wide[i]
+	}
+	return uint32(p.tfs[i])
+}
+
+// tenant is one tenant's index: its documents, postings and statistics,
+// and its place in the change feed. mu guards all of it: a search holds
+// it for reading, loading and applying changes for writing. evicted is
+// set, under mu, when the index is dropped, so a caller that waited on mu
+// starts over.
+type tenant struct {
+	mu       sync.RWMutex
+	loaded   bool
+	evicted  bool
+	seq      int64     // last feed sequence applied
+	snapSeq  int64     // the feed sequence of its snapshot file, 0 for none
+	syncedAt time.Time // when the last read of the feed started
+	elem     *list.Element
+
+	docs     []doc
+	lens     []uint32 // weighted length of each doc, in tenths; 0 when not live
+	byID     map[string]uint32
+	post     map[string]*postings
+	liveDocs int64
+	totalLen int64 // sum of lens
+	nPost    int64 // postings held
+	strBytes int64 // bytes of ids, agents and terms held
+
+	bytes atomic.Int64 // estimated memory, refreshed after each sync
+	rows  rowCache
+}
+
+func newTenant(rowCap int) *tenant {
+	t := &tenant{byID: map[string]uint32{}, post: map[string]*postings{}}
+	t.rows.init(rowCap)
+	return t
+}
+
+// reset empties the index before a load.
+func (t *tenant) reset() {
+	t.loaded, t.seq, t.snapSeq, t.syncedAt = false, 0, 0, time.Time{}
+	t.docs, t.lens, t.byID, t.post = nil, nil, map[string]uint32{}, map[string]*postings{}
+	t.liveDocs, t.totalLen, t.nPost, t.strBytes = 0, 0, 0, 0
+	t.rows.clear()
+}
+
+// Estimated sizes of the structures a tenant holds, in bytes: Go's map
+// and slice overheads, measured roughly; the bound they enforce is a
+// budget, not an exact count.
+const (
+	docBytes     = 48 + 4 + 40 // doc, its length and its byID entry
+	termBytes    = 96          // map entry, postings header
+	postingBytes = 6
+)
+
+func (t *tenant) estimate() int64 {
+	return int64(len(t.docs))*docBytes + int64(len(t.post))*termBytes + t.nPost*postingBytes + t.strBytes + t.rows.bytes()
+}
+
+// put indexes m (live) as doc d, or re-indexes d after a change.
+func (t *tenant) put(m *engram.Memory) {
+	d, ok := t.byID[m.ID]
+	if !ok {
+		d = uint32(len(t.docs))
+		t.docs = append(t.docs, doc{id: m.ID})
+		t.lens = append(t.lens, 0)
+		t.byID[m.ID] = d
+		t.strBytes += int64(len(m.ID))
+	}
+	dc := &t.docs[d]
+	t.strBytes += int64(len(m.AgentID) - len(dc.agent))
+	dc.agent, dc.version, dc.expires = m.AgentID, m.Version, 0
+	if m.ExpiresAt != nil {
+		dc.expires = m.ExpiresAt.UnixNano()
+	}
+	tf, dl := rankTerms(m)
+	if tf == nil {
+		return
+	}
+	dc.live = true
+	t.lens[d] = dl
+	t.liveDocs++
+	t.totalLen += int64(dl)
+	for term, f := range tf {
+		p := t.post[term]
+		if p == nil {
+			p = &postings{}
+			t.post[term] = p
+			t.strBytes += int64(len(term))
+		}
+		p.add(d, f)
+		t.nPost++
+	}
+}
+
+// drop removes doc d's postings, found from m, the memory as indexed.
+func (t *tenant) drop(d uint32, m *engram.Memory) {
+	dc := &t.docs[d]
+	if !dc.live {
+		return
+	}
+	tf, _ := rankTerms(m)
+	for term := range tf {
+		p := t.post[term]
+		if p == nil || !p.remove(d) {
+			continue
+		}
+		t.nPost--
+		if len(p.docs) == 0 {
+			delete(t.post, term)
+			t.strBytes -= int64(len(term))
+		}
+	}
+	dc.live = false
+	t.liveDocs--
+	t.totalLen -= int64(t.lens[d])
+	t.lens[d] = 0
+}
+
+// apply brings the index from a change's before to its after. A change
+// that leaves the indexed text alone (feedback, access, a new expiry)
+// touches the document's metadata only.
+func (t *tenant) apply(c *engram.Change) {
+	d, known := t.byID[c.MemoryID]
+	if known && t.docs[d].live && live(c.Before) && live(c.After) && sameText(c.Before, c.After) {
+		dc := &t.docs[d]
+		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent))
+		dc.agent, dc.version, dc.expires = c.After.AgentID, c.After.Version, 0
+		if c.After.ExpiresAt != nil {
+			dc.expires = c.After.ExpiresAt.UnixNano()
+		}
+		return
+	}
+	if known && c.Before != nil {
+		t.drop(d, c.Before)
+	}
+	if c.After != nil {
+		t.put(c.After)
+	} else if known {
+		t.docs[d].version = c.Version
+	}
+}
+
+// visible reports whether doc d may be recalled by agent at now.
+func (t *tenant) visible(d uint32, agent string, now int64) bool {
+	dc := &t.docs[d]
+	return dc.live && (dc.agent == "" || dc.agent == agent) && (dc.expires == 0 || dc.expires > now)
+}
+
+// termIDF returns the BM25 IDF of a term the tenant has, and false when it
+// has none.
+func (t *tenant) termIDF(term string) (float64, *postings, bool) {
+	p := t.post[term]
+	if p == nil || len(p.docs) == 0 {
+		return 0, nil, false
+	}
+	return idf(float64(t.liveDocs), float64(len(p.docs))), p, true
+}
+
+// sortedTerms returns the terms of tf in sorted order (for stable output).
+func sortedTerms[V any](tf map[string]V) []string {
+	out := make([]string, 0, len(tf))
+	for t := range tf {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
