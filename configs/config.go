@@ -48,6 +48,7 @@ type Config struct {
 	Feedback   engram.FeedbackConfig `yaml:"feedback"`
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
+	Sessions   engram.SessionsConfig `yaml:"sessions"`
 }
 
 // ReflectorConfig configures the L3 reflector. With BaseURL empty it is
@@ -152,6 +153,7 @@ func Default() Config {
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
 		Scoring:    engram.DefaultScoringConfig(),
+		Sessions:   engram.DefaultSessionsConfig(),
 	}
 }
 
@@ -385,6 +387,16 @@ func (c Config) Validate() error {
 	if sc := c.Sleep; sc.Interval < 0 || sc.CompactAfter <= 0 || !(sc.MergeSimilarity > 0 && sc.MergeSimilarity <= 1) ||
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
+	}
+	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 {
+		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1 and max_persona_bytes ≥ 1")
+	} else if sc.ChatBaseURL != "" {
+		if u, err := url.Parse(sc.ChatBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("sessions.chat_base_url", "want an http(s) URL such as https://api.openai.com/v1")
+		}
+		if sc.ChatModel == "" || sc.ChatTimeout <= 0 {
+			bad("sessions", "chat_model and a positive chat_timeout are needed when sessions.chat_base_url is set")
+		}
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")

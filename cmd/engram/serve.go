@@ -26,6 +26,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
+	"github.com/engram-memory/engram/working"
 )
 
 // Main is one engram process: configuration, store and HTTP server (the
@@ -91,6 +92,8 @@ type Services struct {
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
 	Sleep       *reflections.Sleeper
+	// Working is L1 working memory, personas and /v1/prompt.
+	Working *working.Service
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -120,6 +123,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = reflections.NewSleeper(db, services.Reflections, reflections.SleepConfig{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
+	services.Working = working.New(db, db, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
@@ -216,6 +221,7 @@ func (m *Main) Start(ctx context.Context) error {
 	srv, err := server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
+		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP:    NewMCP(m.Config, db, services, m.Logger).Handler(),
 		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: registry,
@@ -236,6 +242,9 @@ func (m *Main) Start(ctx context.Context) error {
 	m.stop = stop
 	if services.Embeddings != nil {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
+	}
+	if every := m.Config.Sessions.CleanupInterval; every > 0 {
+		m.background.Go(func() { m.cleanSessionsEvery(bg, every, services.Working) })
 	}
 	if every := m.Config.Sleep.Interval; every > 0 {
 		m.background.Go(func() { m.sleepEvery(bg, every, services.Sleep, sleepMetrics) })
@@ -317,4 +326,24 @@ func (m *Main) Close() error {
 	}
 	m.Logger.Info("engram stopped")
 	return errors.Join(errs...)
+}
+
+// cleanSessionsEvery deletes expired sessions every interval until ctx
+// ends. Any server may run it; deleting what another already deleted is a
+// no-op.
+func (m *Main) cleanSessionsEvery(ctx context.Context, every time.Duration, w *working.Service) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := w.Cleanup(ctx); err != nil {
+				m.Logger.Error("session cleanup failed", "err", err)
+			} else if n > 0 {
+				m.Logger.Info("expired sessions deleted", "sessions", n)
+			}
+		}
+	}
 }

@@ -1,0 +1,176 @@
+package working
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engram-memory/engram"
+)
+
+// maxNameChars bounds a speaker, role, tool name or message id.
+const maxNameChars = 64
+
+// AppendEvents implements engram.SessionService. Every event is checked
+// before anything is written; then the events are stored in one
+// transaction and, with sessions.remember_messages, each message becomes
+// an L2 episode (see episodes). The answer carries each message's
+// episode id.
+func (s *Service) AppendEvents(ctx context.Context, sessionID string, b engram.EventBatch) (*engram.EventsResult, error) {
+	if err := checkID("session id", sessionID); err != nil {
+		return nil, err
+	}
+	if b.ResourceID != "" {
+		if err := checkID("resource_id", b.ResourceID); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.Events) == 0 {
+		return nil, engram.Errorf(engram.EINVALID, "send one event or {\"events\":[…]} with at least one")
+	}
+	if len(b.Events) > s.cfg.Limits.MaxBatch {
+		return nil, engram.Errorf(engram.ETOOLARGE, "at most %d events per request", s.cfg.Limits.MaxBatch)
+	}
+	for i, e := range b.Events {
+		if err := s.checkEvent(e); err != nil {
+			if len(b.Events) > 1 {
+				err.Message = "events[" + strconv.Itoa(i) + "]: " + err.Message
+			}
+			return nil, err
+		}
+	}
+	sess, prev, err := s.store.AppendSessionEvents(ctx, sessionID, b.ResourceID, b.Events, s.cfg.Sessions.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Sessions.RememberMessages {
+		if err := s.episodes(ctx, sess, prev, b.Events); err != nil {
+			return nil, err
+		}
+	}
+	return &engram.EventsResult{Session: sess, Events: b.Events}, nil
+}
+
+// checkEvent validates one event and normalises its times to UTC.
+func (s *Service) checkEvent(e *engram.SessionEvent) *engram.Error {
+	if e == nil {
+		return engram.Errorf(engram.EINVALID, "an event must be an object")
+	}
+	if !slices.Contains(engram.EventTypes, e.Type) {
+		if e.Type == "" {
+			return engram.Errorf(engram.EINVALID, "type is required; one of %s", strings.Join(engram.EventTypes, ", "))
+		}
+		return engram.Errorf(engram.EINVALID, "unknown event type %q; one of %s", e.Type, strings.Join(engram.EventTypes, ", "))
+	}
+	for name, v := range map[string]string{"speaker": e.Speaker, "role": e.Role, "name": e.Name, "message_id": e.MessageID} {
+		if utf8.RuneCountInString(v) > maxNameChars {
+			return engram.Errorf(engram.EINVALID, "%s must be at most %d characters", name, maxNameChars)
+		}
+		if strings.ContainsAny(v, "\n\r\t") {
+			return engram.Errorf(engram.EINVALID, "%s must be one line", name)
+		}
+	}
+	if n := utf8.RuneCountInString(e.Content); n > s.cfg.Limits.MaxContentChars-maxNameChars-2 {
+		return engram.Errorf(engram.ETOOLARGE, "content must be at most %d characters", s.cfg.Limits.MaxContentChars-maxNameChars-2)
+	}
+	if len(e.Args)+len(e.Result) > s.cfg.Limits.MaxContentChars {
+		return engram.Errorf(engram.ETOOLARGE, "args and result must be at most %d bytes together", s.cfg.Limits.MaxContentChars)
+	}
+	switch e.Type {
+	case engram.EventMessage:
+		if strings.TrimSpace(e.Speaker) == "" && strings.TrimSpace(e.Role) == "" {
+			return engram.Errorf(engram.EINVALID, "a message needs speaker or role")
+		}
+		if strings.TrimSpace(e.Content) == "" {
+			return engram.Errorf(engram.EINVALID, "a message needs content")
+		}
+	case engram.EventToolCall:
+		if strings.TrimSpace(e.Name) == "" {
+			return engram.Errorf(engram.EINVALID, "a tool_call needs name")
+		}
+	default:
+		if strings.TrimSpace(e.Content) == "" {
+			return engram.Errorf(engram.EINVALID, "a %s needs content", e.Type)
+		}
+	}
+	if e.Type != engram.EventMessage && (e.Speaker != "" || e.MessageID != "" || e.At != nil) {
+		return engram.Errorf(engram.EINVALID, "speaker, message_id and at belong to message events")
+	}
+	if e.Type != engram.EventToolCall && (e.Name != "" || e.Args != nil || e.Result != nil) {
+		return engram.Errorf(engram.EINVALID, "name, args and result belong to tool_call events")
+	}
+	if e.At != nil {
+		at := e.At.UTC().Truncate(time.Microsecond)
+		e.At = &at
+	}
+	return nil
+}
+
+// turn renders a message as an episode's text: "Speaker: content".
+func turn(e *engram.SessionEvent) string {
+	return e.Who() + ": " + strings.TrimSpace(e.Content)
+}
+
+// episodes stores each message as an L2 memory: type episode, the
+// router's best category for its text, its speaker (or role) as a tag,
+// occurred_at from at (else the time received), the previous message of
+// the session ("Speaker: text") as its context, which recall searches but
+// never injects, and a source naming the session and the message id
+// (else the event's sequence number). The same text twice in one
+// category is one memory (the write guard).
+func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engram.SessionEvent, events []*engram.SessionEvent) error {
+	var ms []*engram.Memory
+	var owners []*engram.SessionEvent
+	last := ""
+	if prev != nil {
+		last = turn(prev)
+	}
+	for _, e := range events {
+		if e.Type != engram.EventMessage {
+			continue
+		}
+		text := turn(e)
+		route, err := s.router.RouteQuery(ctx, text)
+		if err != nil {
+			return err
+		}
+		category := ""
+		if len(route.Domains) > 0 {
+			category = route.Domains[0].Name
+		}
+		at := e.CreatedAt
+		if e.At != nil {
+			at = *e.At
+		}
+		locator := e.MessageID
+		if locator == "" {
+			locator = "#" + strconv.FormatInt(e.Seq, 10)
+		}
+		data := map[string]any{"session_id": sess.ID, "seq": e.Seq}
+		if e.MessageID != "" {
+			data["message_id"] = e.MessageID
+		}
+		if sess.ResourceID != "" {
+			data["resource_id"] = sess.ResourceID
+		}
+		raw, _ := json.Marshal(data)
+		ms = append(ms, &engram.Memory{Content: text, Category: category, Type: "episode", Tags: []string{e.Who()},
+			Context: last, OccurredAt: &at, Source: sessionSource(sess.ID, locator), Data: raw})
+		owners = append(owners, e)
+		last = text
+	}
+	for i := 0; i < len(ms); i += s.cfg.Limits.MaxBatch {
+		res, err := s.memories.CreateMemories(ctx, ms[i:min(i+s.cfg.Limits.MaxBatch, len(ms))])
+		if err != nil {
+			return err
+		}
+		for j, r := range res {
+			owners[i+j].MemoryID = r.Memory.ID
+		}
+	}
+	return nil
+}
