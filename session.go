@@ -3,6 +3,7 @@ package engram
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -97,12 +98,12 @@ type SessionEvent struct {
 	MemoryID string `json:"memory_id,omitempty"`
 }
 
-// Who returns the speaker of a message, else its role.
+// Who returns the speaker of a message, else its role, trimmed.
 func (e *SessionEvent) Who() string {
-	if e.Speaker != "" {
-		return e.Speaker
+	if s := strings.TrimSpace(e.Speaker); s != "" {
+		return s
 	}
-	return e.Role
+	return strings.TrimSpace(e.Role)
 }
 
 // EventBatch is what one post to a session adds.

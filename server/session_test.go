@@ -176,6 +176,8 @@ func TestSessionBadInput(t *testing.T) {
 			{"unknown field", "POST", "/v1/sessions/s1/events", `{"type":"message","role":"user","content":"x","mood":"ok"}`, 400, engram.EINVALID, []string{"mood"}},
 			{"message without speaker", "POST", "/v1/sessions/s1/events", `{"type":"message","content":"x"}`, 400, engram.EINVALID, []string{"speaker or role"}},
 			{"message without content", "POST", "/v1/sessions/s1/events", `{"type":"message","role":"user"}`, 400, engram.EINVALID, []string{"content"}},
+			{"speaker with a newline", "POST", "/v1/sessions/s1/events", `{"type":"message","speaker":"A\nB","content":"x"}`, 400, engram.EINVALID, []string{"speaker"}},
+			{"blank speaker", "POST", "/v1/sessions/s1/events", `{"type":"message","speaker":"  ","content":"x"}`, 400, engram.EINVALID, []string{"speaker or role"}},
 			{"tool without name", "POST", "/v1/sessions/s1/events", `{"type":"tool_call","args":{}}`, 400, engram.EINVALID, []string{"name"}},
 			{"bad at", "POST", "/v1/sessions/s1/events", `{"type":"message","role":"user","content":"x","at":"yesterday"}`, 400, engram.EINVALID, []string{"at"}},
 			{"at on a decision", "POST", "/v1/sessions/s1/events", `{"type":"decision","content":"x","at":"2023-01-01T00:00:00Z"}`, 400, engram.EINVALID, []string{"message events"}},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
@@ -70,8 +71,8 @@ func (s *Service) checkEvent(e *engram.SessionEvent) *engram.Error {
 		if utf8.RuneCountInString(v) > maxNameChars {
 			return engram.Errorf(engram.EINVALID, "%s must be at most %d characters", name, maxNameChars)
 		}
-		if strings.ContainsAny(v, "\n\r\t") {
-			return engram.Errorf(engram.EINVALID, "%s must be one line", name)
+		if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			return engram.Errorf(engram.EINVALID, "%s must be one line without control characters", name)
 		}
 	}
 	if n := utf8.RuneCountInString(e.Content); n > s.cfg.Limits.MaxContentChars-maxNameChars-2 {
