@@ -104,7 +104,7 @@ func TestSessionMessagesRemembered(t *testing.T) {
 			t.Fatalf("episode ids: %+v", a.Events)
 		}
 		m := episode(t, e, key, a.Events[0].MemoryID)
-		if m.Type != "episode" || m.Content != "Caroline: I went to the LGBTQ support group yesterday" || m.Context != "" ||
+		if m.Type != "episode" || m.Content != "Caroline: I went to the LGBTQ support group yesterday" || m.Context != "assistant: How did the support group feel?" ||
 			len(m.Tags) != 1 || m.Tags[0] != "Caroline" || m.OccurredAt == nil || !m.OccurredAt.Equal(time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)) {
 			t.Errorf("first episode: %+v", m)
 		}
@@ -116,10 +116,24 @@ func TestSessionMessagesRemembered(t *testing.T) {
 		if m2.Context != m.Content || m2.OccurredAt == nil || time.Since(*m2.OccurredAt) > time.Minute {
 			t.Errorf("second episode (previous message as context, received time): %+v", m2)
 		}
-		// A later post: its first message's context is the last message before it.
+		// A later post: its first message's context is the last message
+		// before it, and that message's episode takes it as its reply.
 		b := postEvents(t, e, key, "conv-1", `{"type":"message","speaker":"Melanie","content":"That sounds empowering, Caroline"}`)
 		if m3 := episode(t, e, key, b.Events[0].MemoryID); m3.Context != m2.Content {
 			t.Errorf("context across posts: %q, want %q", m3.Context, m2.Content)
+		}
+		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Context != m.Content+"\nMelanie: That sounds empowering, Caroline" || m2.Version != 2 {
+			t.Errorf("the reply in the previous episode's context: %q v%d", m2.Context, m2.Version)
+		}
+		// A repeated text is one memory (the write guard), and the reply
+		// to the repeat does not change the first one's context.
+		c := postEvents(t, e, key, "conv-1", `{"events":[{"type":"message","role":"assistant","content":"How did the support group feel?"}]}`)
+		if c.Events[0].MemoryID != a.Events[1].MemoryID {
+			t.Errorf("a repeated message made a new memory")
+		}
+		postEvents(t, e, key, "conv-1", `{"type":"message","speaker":"Caroline","content":"Great, really"}`)
+		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Version != 2 {
+			t.Errorf("a shared episode took another reply: %q v%d", m2.Context, m2.Version)
 		}
 		rec := postRecall(t, e.env, key, map[string]any{"query": "When did Caroline go to the LGBTQ support group?", "token_budget": 300})
 		if !strings.Contains(rec.Context, "- [2023-05-08] Caroline: I went to the LGBTQ support group yesterday") {
@@ -129,7 +143,8 @@ func TestSessionMessagesRemembered(t *testing.T) {
 		wantStatus(t, r, http.StatusOK)
 		var all eventsAnswer
 		mustDecode(t, r, &all)
-		if len(all.Events) != 4 || all.Events[2].Type != "tool_call" || string(all.Events[2].Args) != `{"day":"2023-05-07"}` || all.Session.Events != 4 {
+		if len(all.Events) != 6 || all.Events[2].Type != "tool_call" || string(all.Events[2].Args) != `{"day":"2023-05-07"}` || all.Session.Events != 6 ||
+			all.Events[0].MemoryID != a.Events[0].MemoryID || all.Events[2].MemoryID != "" {
 			t.Errorf("events read back: %s", r)
 		}
 	})
@@ -234,9 +249,12 @@ func TestSessionBadInput(t *testing.T) {
 // through the write guard) and closes the session (409 on new events and
 // on a second end; events stay readable); an expired session is 404 on
 // every route until the cleaner deletes it, after which the id is free.
+// (The PUT of state before expiry must land within the 1 s TTL.)
 func TestSessionLifecycle(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		e := newSessionEnv(t, engine, func(c *configs.Config) { c.Sessions.TTL = 300 * time.Millisecond })
+		db := storetest.Open(t, engine)
+		e := newSessionEnvOn(t, db)
+		short := newSessionEnvOn(t, db, func(c *configs.Config) { c.Sessions.TTL = time.Second })
 		key, _ := e.tenant(t, "alpha")
 		run := `{"events":[
 			{"type":"trigger","content":"nightly build failed"},
@@ -285,9 +303,9 @@ func TestSessionLifecycle(t *testing.T) {
 			t.Errorf("failure strategies: %s", r)
 		}
 
-		postEvents(t, e, key, "short", `{"type":"message","role":"user","content":"hi"}`)
-		wantStatus(t, e.do(t, "PUT", "/v1/sessions/short/state", key, `{"state":{"a":1}}`), http.StatusOK)
-		time.Sleep(400 * time.Millisecond)
+		postEvents(t, short, key, "short", `{"type":"message","role":"user","content":"hi"}`)
+		wantStatus(t, short.do(t, "PUT", "/v1/sessions/short/state", key, `{"state":{"a":1}}`), http.StatusOK)
+		time.Sleep(1200 * time.Millisecond)
 		for _, tc := range [][3]string{
 			{"POST", "/v1/sessions/short/events", `{"type":"message","role":"user","content":"still there?"}`},
 			{"GET", "/v1/sessions/short/events", ""}, {"GET", "/v1/sessions/short/context?token_limit=100", ""},
@@ -297,7 +315,7 @@ func TestSessionLifecycle(t *testing.T) {
 			wantError(t, e.do(t, tc[0], tc[1], key, tc[2]), 404, engram.ENOTFOUND)
 		}
 		n, err := e.w.Cleanup(context.Background())
-		if err != nil || n != 4 { // short and the three runs
+		if err != nil || n != 1 { // short; the runs live on
 			t.Fatalf("cleanup: %d %v", n, err)
 		}
 		a := postEvents(t, e, key, "short", `{"type":"message","role":"user","content":"new thread"}`)

@@ -42,6 +42,7 @@ type sessionEventRow struct {
 	Seq       int64  `gorm:"primaryKey;autoIncrement:false"`
 	Type      string
 	Body      string
+	MemoryID  string
 	CreatedAt time.Time
 }
 
@@ -52,7 +53,7 @@ func (r *sessionEventRow) toEvent() (*engram.SessionEvent, error) {
 	if err := json.Unmarshal([]byte(r.Body), &e); err != nil {
 		return nil, fmt.Errorf("store: decode session event %s/%d: %w", r.SessionID, r.Seq, err)
 	}
-	e.Seq, e.Type, e.CreatedAt = r.Seq, r.Type, r.CreatedAt.UTC()
+	e.Seq, e.Type, e.CreatedAt, e.MemoryID = r.Seq, r.Type, r.CreatedAt.UTC(), r.MemoryID
 	return &e, nil
 }
 
@@ -163,6 +164,27 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID, resourceID str
 			return nil, nil, err
 		}
 	}
+}
+
+// SetEventMemories records, for events of a session of the tenant in ctx
+// by sequence number, the L2 memory each became.
+func (db *DB) SetEventMemories(ctx context.Context, sessionID string, ids map[int64]string) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for seq, id := range ids {
+			if err := tx.Model(&sessionEventRow{}).Where("tenant_id = ? AND session_id = ? AND seq = ?", tenant, sessionID, seq).
+				Update("memory_id", id).Error; err != nil {
+				return fmt.Errorf("store: set event memory: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // checkOpen refuses an expired (ENOTFOUND) or closed (ECONFLICT) session.

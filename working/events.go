@@ -118,11 +118,15 @@ func turn(e *engram.SessionEvent) string {
 
 // episodes stores each message as an L2 memory: type episode, the
 // router's best category for its text, its speaker (or role) as a tag,
-// occurred_at from at (else the time received), the previous message of
-// the session ("Speaker: text") as its context, which recall searches but
-// never injects, and a source naming the session and the message id
-// (else the event's sequence number). The same text twice in one
-// category is one memory (the write guard).
+// occurred_at from at (else the time received), a source naming the
+// session and the message id (else the event's sequence number), and as
+// its context (which recall searches at half weight but never injects)
+// the conversation around it: the session's previous message and, once
+// it arrives, the reply — the message after it, in the same post or the
+// next one. A question is asked in the words of a statement, of what it
+// answered, or of what was said back. The same text twice in one category
+// is one memory (the write guard); only a message's own episode takes the
+// reply, never one the write guard shared.
 func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engram.SessionEvent, events []*engram.SessionEvent) error {
 	var ms []*engram.Memory
 	var owners []*engram.SessionEvent
@@ -151,19 +155,19 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 		if locator == "" {
 			locator = "#" + strconv.FormatInt(e.Seq, 10)
 		}
-		data := map[string]any{"session_id": sess.ID, "seq": e.Seq}
-		if e.MessageID != "" {
-			data["message_id"] = e.MessageID
-		}
-		if sess.ResourceID != "" {
-			data["resource_id"] = sess.ResourceID
-		}
-		raw, _ := json.Marshal(data)
+		raw, _ := json.Marshal(episodeData{SessionID: sess.ID, Seq: e.Seq, MessageID: e.MessageID, ResourceID: sess.ResourceID})
 		ms = append(ms, &engram.Memory{Content: text, Category: category, Type: "episode", Tags: []string{e.Who()},
 			Context: last, OccurredAt: &at, Source: sessionSource(sess.ID, locator), Data: raw})
 		owners = append(owners, e)
 		last = text
 	}
+	if len(ms) == 0 {
+		return nil
+	}
+	for i := 0; i+1 < len(ms); i++ {
+		ms[i].Context = s.withReply(ms[i].Context, ms[i+1].Content)
+	}
+	ids := map[int64]string{}
 	for i := 0; i < len(ms); i += s.cfg.Limits.MaxBatch {
 		res, err := s.memories.CreateMemories(ctx, ms[i:min(i+s.cfg.Limits.MaxBatch, len(ms))])
 		if err != nil {
@@ -171,7 +175,56 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 		}
 		for j, r := range res {
 			owners[i+j].MemoryID = r.Memory.ID
+			ids[owners[i+j].Seq] = r.Memory.ID
 		}
 	}
+	if err := s.store.SetEventMemories(ctx, sess.ID, ids); err != nil {
+		return err
+	}
+	if prev != nil && prev.MemoryID != "" {
+		return s.addReply(ctx, sess.ID, prev, ms[0].Content)
+	}
 	return nil
+}
+
+// episodeData is an episode's data: where in which session it was said.
+type episodeData struct {
+	SessionID  string `json:"session_id"`
+	Seq        int64  `json:"seq"`
+	MessageID  string `json:"message_id,omitempty"`
+	ResourceID string `json:"resource_id,omitempty"`
+}
+
+// withReply appends a reply to an episode's context, within the content
+// limit.
+func (s *Service) withReply(context, reply string) string {
+	if context != "" {
+		reply = context + "\n" + reply
+	}
+	return clip(reply, s.cfg.Limits.MaxContentChars)
+}
+
+// addReply gives the episode of the session's previous message, posted
+// earlier, the reply that has now arrived. An episode that is not that
+// message's own (the write guard shared another's), was deleted, or was
+// changed meanwhile is left alone.
+func (s *Service) addReply(ctx context.Context, sessionID string, prev *engram.SessionEvent, reply string) error {
+	m, err := s.memories.FindMemoryByID(ctx, prev.MemoryID)
+	if engram.ErrorCode(err) == engram.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var d episodeData
+	if json.Unmarshal(m.Data, &d) != nil || d.SessionID != sessionID || d.Seq != prev.Seq || !m.Valid || m.Version != 1 {
+		return nil
+	}
+	ctxText := s.withReply(m.Context, reply)
+	_, err = s.memories.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Context: &ctxText, ExpectVersion: &m.Version})
+	switch engram.ErrorCode(err) {
+	case "", engram.ENOTFOUND, engram.ECONFLICT:
+		return nil
+	}
+	return err
 }

@@ -26,6 +26,7 @@ type Store interface {
 	AppendSessionEvents(ctx context.Context, sessionID, resourceID string, events []*engram.SessionEvent, ttl time.Duration) (*engram.Session, *engram.SessionEvent, error)
 	FindSession(ctx context.Context, sessionID string) (*engram.Session, error)
 	SessionEvents(ctx context.Context, sessionID string) (*engram.Session, []*engram.SessionEvent, error)
+	SetEventMemories(ctx context.Context, sessionID string, ids map[int64]string) error
 	CloseSession(ctx context.Context, sessionID, outcome, note string) (*engram.Session, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
 	FindWorkingState(ctx context.Context, scope, scopeID string) (*engram.WorkingState, error)
@@ -37,6 +38,8 @@ type Store interface {
 // keys.
 type Memories interface {
 	CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engram.CreateResult, error)
+	FindMemoryByID(ctx context.Context, id string) (*engram.Memory, error)
+	UpdateMemory(ctx context.Context, id string, upd engram.MemoryUpdate) (*engram.Memory, error)
 	SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, error)
 	FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error)
 	FindMemoryEvents(ctx context.Context, id string) ([]*engram.MemoryEvent, error)

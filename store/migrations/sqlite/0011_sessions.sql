@@ -21,13 +21,15 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_expires ON sessions (expires_at);
 
--- The events of a session in arrival order; body is the event as JSON.
+-- The events of a session in arrival order; body is the event as JSON,
+-- memory_id the L2 episode a message became.
 CREATE TABLE session_events (
     tenant_id  TEXT    NOT NULL,
     session_id TEXT    NOT NULL,
     seq        INTEGER NOT NULL,
     type       TEXT    NOT NULL,
     body       TEXT    NOT NULL,
+    memory_id  TEXT    NOT NULL DEFAULT '',
     created_at TIMESTAMP NOT NULL,
     PRIMARY KEY (tenant_id, session_id, seq)
 );
