@@ -303,6 +303,13 @@ func TestSessionLifecycle(t *testing.T) {
 			t.Errorf("failure strategies: %s", r)
 		}
 
+		postEvents(t, e, key, "chat", `{"type":"message","role":"user","content":"We land in Kyoto on Friday"}`)
+		r = e.do(t, "POST", "/v1/sessions/chat/end", key, `{"outcome":"success"}`)
+		wantStatus(t, r, http.StatusOK)
+		if mustDecode(t, r, &end); len(end.Strategies) != 0 || end.Session.Status != "closed" {
+			t.Errorf("a plain conversation distilled into %s", r)
+		}
+
 		postEvents(t, short, key, "short", `{"type":"message","role":"user","content":"hi"}`)
 		wantStatus(t, short.do(t, "PUT", "/v1/sessions/short/state", key, `{"state":{"a":1}}`), http.StatusOK)
 		time.Sleep(1200 * time.Millisecond)

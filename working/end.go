@@ -65,13 +65,14 @@ func (s *Service) End(ctx context.Context, sessionID, outcome, note string) (*en
 //     "Did not work for <task>: <decision> (<note>)" after a failure.
 //
 // Each cites the session and the events it rests on. A session with no
-// task, decision or tool call teaches nothing and writes nothing.
+// query, sub-task, trigger, decision or tool call is a conversation, not a
+// run: its messages are episodes already, and ending it writes nothing.
 func (s *Service) distil(sess *engram.Session, events []*engram.SessionEvent, outcome, note string) []*engram.Memory {
 	var task, trigger, firstMsg string
 	var tools []string
 	var lastTool *engram.SessionEvent
 	var decisions []*engram.SessionEvent
-	var cited []int64
+	cited := []int64{}
 	for _, e := range events {
 		switch e.Type {
 		case engram.EventQuery, engram.EventSubtask:
@@ -95,13 +96,14 @@ func (s *Service) distil(sess *engram.Session, events []*engram.SessionEvent, ou
 			cited = append(cited, e.Seq)
 		}
 	}
-	for _, t := range []string{trigger, firstMsg} {
-		if task == "" {
-			task = t
-		}
+	if task == "" {
+		task = trigger
 	}
 	if task == "" && len(decisions) == 0 && len(tools) == 0 {
-		return nil
+		return nil // a conversation, not a run: its messages are episodes already
+	}
+	if task == "" {
+		task = firstMsg
 	}
 	task = cut(task, 40)
 	category := engram.CategoryStrategy
