@@ -139,6 +139,13 @@ func TestSessionMessagesRemembered(t *testing.T) {
 		if !strings.Contains(rec.Context, "- [2023-05-08] Caroline: I went to the LGBTQ support group yesterday") {
 			t.Errorf("recall does not show the episode's date:\n%s", rec.Context)
 		}
+		zh := postEvents(t, e, key, "chat-zh", `{"type":"message","speaker":"小李","content":"我每天早上都喝黑咖啡","at":"2024-01-02T08:00:00+08:00"}`)
+		if m := episode(t, e, key, zh.Events[0].MemoryID); len(m.Tags) != 1 || m.Tags[0] != "小李" {
+			t.Errorf("Chinese speaker tag: %+v", m)
+		}
+		if rec := postRecall(t, e.env, key, map[string]any{"query": "小李喝什么咖啡？", "token_budget": 200}); !strings.Contains(rec.Context, "- [2024-01-02] 小李: 我每天早上都喝黑咖啡") {
+			t.Errorf("Chinese episode not recalled with its date:\n%s", rec.Context)
+		}
 		r := e.do(t, "GET", "/v1/sessions/conv-1/events", key, "")
 		wantStatus(t, r, http.StatusOK)
 		var all eventsAnswer

@@ -235,13 +235,33 @@ func (s *Service) countLines(lines []string, nl int) int {
 // fold trims s and replaces every run of white space by one space.
 func fold(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// cut keeps the first n words of s, marking a cut with "…".
+// cut keeps the first n words of s, and at most 2n characters, marking a
+// cut with "…": Chinese and Japanese put no spaces between words, so a
+// whole sentence is one field, and two characters stand for a word.
 func cut(s string, n int) string {
 	w := strings.Fields(s)
-	if len(w) <= n {
-		return strings.Join(w, " ")
+	out, cutOff := strings.Join(w, " "), false
+	if len(w) > n {
+		out, cutOff = strings.Join(w[:n], " "), true
 	}
-	return strings.Join(w[:n], " ") + " …"
+	if r := []rune(out); len(r) > 2*n && !isLatin(r) {
+		out, cutOff = string(r[:2*n]), true
+	}
+	if cutOff {
+		return out + " …"
+	}
+	return out
+}
+
+// isLatin reports whether r is mostly ASCII, i.e. words are space-separated.
+func isLatin(r []rune) bool {
+	ascii := 0
+	for _, c := range r {
+		if c < 0x80 {
+			ascii++
+		}
+	}
+	return ascii*2 > len(r)
 }
 
 func compactJSON(raw json.RawMessage) string {
