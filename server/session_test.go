@@ -574,7 +574,7 @@ func TestPersonaAndPrompt(t *testing.T) {
 			{"type":"message","role":"user","content":"We want temples in the morning"},
 			{"type":"message","role":"assistant","content":"Noted: temples first"}]}`)
 		for _, budget := range []int{2000, 300, 120, 60, 30, 10, 3} {
-			r := e.do(t, "POST", "/v1/prompt", key, mustJSON(map[string]any{"query": "Which temples should the family visit in Kyoto?",
+			r := e.do(t, "POST", "/v1/prompt", key, mustJSON(map[string]any{"query": "Which temples should the family visit in Kyoto? Plan trips for families",
 				"token_budget": budget, "agent_id": "planner", "session_id": "plan-1"}))
 			wantStatus(t, r, http.StatusOK)
 			var pr engram.Prompt
@@ -596,6 +596,16 @@ func TestPersonaAndPrompt(t *testing.T) {
 				if strings.Join(names, ",") != "persona,session,memories" || !strings.HasPrefix(pr.Context, "[Persona]\n# Planner") ||
 					!strings.Contains(pr.Context, "\n\n[Session plan-1]\n") || !strings.Contains(pr.Context, "\n\n[Agent Memory]\n- The family prefers quiet temples") {
 					t.Errorf("prompt parts %v:\n%s", names, pr.Context)
+				}
+				recalled := false
+				for _, it := range pr.Recall.Items {
+					recalled = recalled || it.ID == p.MemoryID
+				}
+				if !recalled {
+					t.Errorf("the query should recall the persona memory too: %+v", pr.Recall.Items)
+				}
+				if strings.Count(pr.Context, "You plan trips for families") != 1 {
+					t.Errorf("persona said more than once:\n%s", pr.Context)
 				}
 				fb := e.do(t, "POST", "/v1/feedback", key, mustJSON(map[string]any{"recall_id": pr.RecallID, "thumb": "up"}))
 				wantStatus(t, fb, http.StatusCreated)

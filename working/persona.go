@@ -79,9 +79,9 @@ func (s *Service) Persona(ctx context.Context, agentID string, version int64) (*
 	return nil, engram.Errorf(engram.ENOTFOUND, "agent %s has no persona version %d", agentID, version)
 }
 
-// personaText returns the persona a prompt starts with: the agent's, else
-// the tenant's, else "".
-func (s *Service) personaText(ctx context.Context, agentID string) (string, error) {
+// personaText returns the persona a prompt starts with, the agent's else
+// the tenant's, and its memory id; "" when there is none.
+func (s *Service) personaText(ctx context.Context, agentID string) (string, string, error) {
 	keys := []string{TenantPersonaKey}
 	if agentID != "" {
 		keys = append([]string{PersonaKey(agentID)}, keys...)
@@ -91,10 +91,10 @@ func (s *Service) personaText(ctx context.Context, agentID string) (string, erro
 		switch {
 		case engram.ErrorCode(err) == engram.ENOTFOUND:
 		case err != nil:
-			return "", err
+			return "", "", err
 		case !m.Archived && (m.AgentID == "" || m.AgentID == agentID):
-			return m.Content, nil
+			return m.Content, m.ID, nil
 		}
 	}
-	return "", nil
+	return "", "", nil
 }

@@ -20,8 +20,9 @@ import (
 //
 // Unused room flows down: without a session the memories get it all.
 // The recall is stored as any recall is, so feedback on recall_id
-// credits the memories this prompt injected. (The persona is a memory
-// too; a query that matches its words may recall it as well.)
+// credits the memories this prompt injected. The persona is a memory too;
+// when the recall also injects it, its line is left out of the memories
+// part rather than said twice.
 
 // personaHeader starts the persona part.
 const personaHeader = "[Persona]"
@@ -59,7 +60,7 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 		out.Parts = append(out.Parts, engram.PromptPart{Name: name, Context: text, Tokens: n})
 	}
 
-	persona, err := s.personaText(ctx, req.AgentID)
+	persona, personaID, err := s.personaText(ctx, req.AgentID)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +89,8 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 		}
 		out.Recall, out.RecallID = rec, rec.ID
 		parts := out.Parts
-		if rec.Context != "" && room >= 1 {
-			parts = append(parts, engram.PromptPart{Name: "memories", Context: rec.Context, Tokens: rec.TokensUsed})
+		if text := withoutMemory(rec, personaID); text != "" && room >= 1 {
+			parts = append(parts, engram.PromptPart{Name: "memories", Context: text, Tokens: s.tok.Count(text)})
 		}
 		texts := make([]string, len(parts))
 		for i, p := range parts {
@@ -116,6 +117,26 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 		out.Parts[i].Share = float64(out.Parts[i].Tokens) / float64(budget)
 	}
 	return out, nil
+}
+
+// withoutMemory returns a recall's context without the line of memory
+// id (its lines follow the header in the order of its items); "" when
+// nothing else is left.
+func withoutMemory(rec *engram.Recall, id string) string {
+	lines := strings.Split(rec.Context, "\n")
+	if id == "" || len(lines) != len(rec.Items)+1 {
+		return rec.Context
+	}
+	kept := lines[:1]
+	for i, it := range rec.Items {
+		if it.ID != id {
+			kept = append(kept, lines[i+1])
+		}
+	}
+	if len(kept) == 1 {
+		return ""
+	}
+	return strings.Join(kept, "\n")
 }
 
 // fit returns text cut to at most limit tokens: whole lines while they
