@@ -7,14 +7,15 @@ import (
 
 // Error codes. Each maps to one HTTP status in server/error.go.
 const (
-	EINVALID       = "invalid"       // malformed or out-of-range input
-	EUNAUTHORIZED  = "unauthorized"  // missing, unknown or revoked API key
-	ENOTFOUND      = "not_found"     // no such object in the caller's tenant
-	ECONFLICT      = "conflict"      // stale version or unique constraint
-	ETOOLARGE      = "too_large"     // body or field above a configured limit
-	EUNSUPPORTED   = "unsupported"   // unsupported media type
+	EINVALID      = "invalid"      // malformed or out-of-range input
+	EUNAUTHORIZED = "unauthorized" // missing, unknown or revoked API key
+	ENOTFOUND     = "not_found"    // no such object in the caller's tenant
+	ECONFLICT     = "conflict"     // stale version or unique constraint
+	ETOOLARGE     = "too_large"    // body or field above a configured limit
+	EUNSUPPORTED  = "unsupported"  // unsupported media type
+	EINTERNAL     = "internal"     // anything else; message never shown
+
 	EUNPROCESSABLE = "unprocessable" // well-formed, but fails its JSON Schema
-	EINTERNAL      = "internal"      // anything else; message never shown
 )
 
 // Error is the one error type of engram. Code is machine-readable, Message

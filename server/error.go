@@ -13,15 +13,16 @@ const errMethod = "method_not_allowed"
 
 // codes maps every error code to its HTTP status; this is the only place.
 var codes = map[string]int{
-	engram.EINVALID:       http.StatusBadRequest,
-	engram.EUNAUTHORIZED:  http.StatusUnauthorized,
-	engram.ENOTFOUND:      http.StatusNotFound,
-	engram.ECONFLICT:      http.StatusConflict,
-	engram.ETOOLARGE:      http.StatusRequestEntityTooLarge,
-	engram.EUNSUPPORTED:   http.StatusUnsupportedMediaType,
+	engram.EINVALID:      http.StatusBadRequest,
+	engram.EUNAUTHORIZED: http.StatusUnauthorized,
+	engram.ENOTFOUND:     http.StatusNotFound,
+	engram.ECONFLICT:     http.StatusConflict,
+	engram.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	engram.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
+	errMethod:            http.StatusMethodNotAllowed,
+	engram.EINTERNAL:     http.StatusInternalServerError,
+
 	engram.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	errMethod:             http.StatusMethodNotAllowed,
-	engram.EINTERNAL:      http.StatusInternalServerError,
 }
 
 // writeError sends {"error":{"code","message"}}. Internal errors show a

@@ -31,18 +31,13 @@ type Pinger interface {
 
 // Config holds what New needs.
 type Config struct {
-	Memories    engram.MemoryService
-	Auth        engram.AuthService
-	Router      engram.RouterService
-	Recall      Recaller
-	Feedback    engram.FeedbackService
-	Reflections engram.ReflectionService
-	Export      Exporter
-	// Sessions, Personas and Prompt serve L1 working memory, agents'
-	// personas and /v1/prompt; their routes exist only when set.
-	Sessions       engram.SessionService
-	Personas       engram.PersonaService
-	Prompt         engram.PromptService
+	Memories       engram.MemoryService
+	Auth           engram.AuthService
+	Router         engram.RouterService
+	Recall         Recaller
+	Feedback       engram.FeedbackService
+	Reflections    engram.ReflectionService
+	Export         Exporter
 	Health         Pinger
 	Limits         Limits
 	Logger         *slog.Logger
@@ -56,6 +51,12 @@ type Config struct {
 	// bearer key).
 	Console http.Handler
 	MCP     http.Handler
+
+	// Sessions, Personas and Prompt serve L1 working memory, agents'
+	// personas and /v1/prompt; their routes exist only when set.
+	Sessions engram.SessionService
+	Personas engram.PersonaService
+	Prompt   engram.PromptService
 }
 
 // Server is the HTTP API.
