@@ -14,6 +14,8 @@ const (
 	ETOOLARGE     = "too_large"    // body or field above a configured limit
 	EUNSUPPORTED  = "unsupported"  // unsupported media type
 	EINTERNAL     = "internal"     // anything else; message never shown
+
+	EUNPROCESSABLE = "unprocessable" // well-formed, but fails its JSON Schema
 )
 
 // Error is the one error type of engram. Code is machine-readable, Message

@@ -97,7 +97,11 @@ type Memory struct {
 	// re-labelled never moves it, so a memory recalled every day still
 	// fades unless someone affirms it.
 	ReinforcedAt time.Time `json:"reinforced_at"`
-	Version      int64     `json:"version"`
+	// OccurredAt is when what the memory records happened, e.g. the time
+	// of the conversation message an episode holds; recall shows it as
+	// [2006-01-02] before the text so that a model can answer "when".
+	OccurredAt *time.Time `json:"occurred_at,omitempty"`
+	Version    int64      `json:"version"`
 }
 
 // Expired reports whether m has an expiry at or before now.

@@ -24,6 +24,7 @@ type Services struct {
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
 	Sleep       engram.SleepService
+	Sessions    engram.SessionService
 }
 
 // tenantCtx creates a tenant and returns a context acting for it.

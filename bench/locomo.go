@@ -47,6 +47,9 @@ type LoCoMoOptions struct {
 	// Plain feeds each turn as the BM25 baseline's row only (see
 	// ingestConversation); false feeds the richer default input.
 	Plain bool
+	// Sessions posts the turns as session messages instead (see
+	// ingestSessions), as a chat product using working memory would.
+	Sessions bool
 }
 
 // LoCoMoResult holds the retrieval metrics of one category (or all).
@@ -104,6 +107,7 @@ type LoCoMoReport struct {
 	// Plain is the input the turns were stored with: true for the
 	// baseline's rows only, false for the default (see ingestConversation).
 	Plain       bool
+	Sessions    bool // the turns were posted as session messages
 	Overall     *LoCoMoResult
 	ByCategory  map[int]*LoCoMoResult
 	Turns       int
@@ -221,7 +225,7 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 		return nil, err
 	}
 	rep := newReport()
-	rep.Plain = opt.Plain
+	rep.Plain, rep.Sessions = opt.Plain, opt.Sessions
 	for _, conv := range convs {
 		tctx, byMemory, err := rep.ingest(ctx, svc, conv, "locomo-")
 		if err != nil {
@@ -247,7 +251,12 @@ func (rep *LoCoMoReport) ingest(ctx context.Context, svc Services, conv locomoCo
 		return nil, nil, err
 	}
 	start := time.Now()
-	byMemory, err := ingestConversation(tctx, svc, conv, rep.Plain)
+	var byMemory map[string]string
+	if rep.Sessions {
+		byMemory, err = ingestSessions(tctx, svc, conv)
+	} else {
+		byMemory, err = ingestConversation(tctx, svc, conv, rep.Plain)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("locomo %s: %w", conv.SampleID, err)
 	}
@@ -349,6 +358,9 @@ func (rep *LoCoMoReport) Print(w io.Writer) {
 	input := "turns with speaker tag, date and previous turn as context"
 	if rep.Plain {
 		input = "plain turns, the BM25 baseline's rows"
+	}
+	if rep.Sessions {
+		input = "turns posted as session messages (speaker, content, at, message_id); engram builds the episodes"
 	}
 	fmt.Fprintf(w, "LoCoMo (input: %s): %d turns stored in %.1f s, %d questions (categories 1-4 with evidence); %d evidence ids unmatched, %d unparseable\n\n",
 		input, rep.Turns, rep.IngestSecs, rep.Questions, rep.Unmatched, rep.Unparseable)

@@ -50,6 +50,7 @@ type Config struct {
 	Feedback   engram.FeedbackConfig `yaml:"feedback"`
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
+	Sessions   engram.SessionsConfig `yaml:"sessions"`
 	Mirror     MirrorConfig          `yaml:"mirror"`
 }
 
@@ -198,6 +199,7 @@ func Default() Config {
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
 		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second},
 		Scoring:    engram.DefaultScoringConfig(),
+		Sessions:   engram.DefaultSessionsConfig(),
 	}
 }
 
@@ -431,6 +433,16 @@ func (c Config) Validate() error {
 	if sc := c.Sleep; sc.Interval < 0 || sc.CompactAfter <= 0 || !(sc.MergeSimilarity > 0 && sc.MergeSimilarity <= 1) ||
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
+	}
+	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 {
+		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1 and max_persona_bytes ≥ 1")
+	} else if sc.ChatBaseURL != "" {
+		if u, err := url.Parse(sc.ChatBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("sessions.chat_base_url", "want an http(s) URL such as https://api.openai.com/v1")
+		}
+		if sc.ChatModel == "" || sc.ChatTimeout <= 0 {
+			bad("sessions", "chat_model and a positive chat_timeout are needed when sessions.chat_base_url is set")
+		}
 	}
 	if mc := c.Mirror; mc.Enabled != "auto" && mc.Enabled != "true" && mc.Enabled != "false" {
 		bad("mirror.enabled", "want auto, true or false, got %q", mc.Enabled)

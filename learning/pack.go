@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/engram-memory/engram"
@@ -64,8 +65,13 @@ type LineFunc func(m *engram.Memory, text string) string
 
 // RecallLine renders "- text", with every run of white space (newlines,
 // carriage returns and tabs included) folded to one space, so that a
-// memory stays one bullet.
-func RecallLine(_ *engram.Memory, text string) string {
+// memory stays one bullet. A memory of something that happened at a known
+// time (an episode's OccurredAt) shows its date first, "- [2023-05-08]
+// text", so that a model can answer when it happened.
+func RecallLine(m *engram.Memory, text string) string {
+	if m != nil && m.OccurredAt != nil {
+		return "- [" + m.OccurredAt.UTC().Format(time.DateOnly) + "] " + fold(text)
+	}
 	return "- " + fold(text)
 }
 

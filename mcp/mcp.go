@@ -56,6 +56,9 @@ type Config struct {
 	Feedback engram.FeedbackService
 	// Reflections runs the reflector and reads its write-ups (reflect).
 	Reflections engram.ReflectionService
+	// Sessions and Prompt serve session_event and prompt.
+	Sessions engram.SessionService
+	Prompt   engram.PromptService
 	// Auth resolves the bearer keys of HTTP requests; stdio sessions act
 	// for the Identity they are started with.
 	Auth   engram.AuthService
@@ -100,7 +103,8 @@ const instructions = `engram is your long-term memory of this user and this work
 At the start of a conversation call boot. Before answering anything that may depend on the user, their preferences or earlier work, call recall and use its context.
 When you learn something worth keeping, call remember (or set_memory for a value that has a name and one current value).
 When the user confirms or rejects an answer that used recalled memories, call feedback with the recall_id.
-When the user asks what has been learned, call reflect.`
+When the user asks what has been learned, call reflect.
+During a task, record its events (query, decisions, tool calls) with session_event; prompt gives persona, session and memories in one budget.`
 
 // sdkServer builds one SDK server with every tool; who says whom each
 // call acts for.

@@ -24,6 +24,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
+	"github.com/engram-memory/engram/working"
 )
 
 // env is the HTTP server with MCP mounted at /mcp, wired as cmd/engram
@@ -50,8 +51,10 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	fb := learning.NewFeedback(db, scorer, cfg.Feedback)
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup}, nil)
 	lim := cfg.Limits
+	w := working.New(db, db, routes, rec, storetest.Tokenizer(t), working.Config{Sessions: cfg.Sessions, Limits: lim,
+		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
 	tools := mcp.New(mcp.Config{
-		Memories: memories, Recall: rec, Feedback: fb, Reflections: refl, Auth: db, Health: db, Categories: cfg.Memory.Categories,
+		Memories: memories, Recall: rec, Feedback: fb, Reflections: refl, Sessions: w, Prompt: w, Auth: db, Health: db, Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBudget: cfg.Recall.MaxBudget,
 			Keys: lim.KeyLimits()},
 		Version: "test",

@@ -26,6 +26,8 @@ var tools = []func(*toolbox){
 	(*toolbox).addForget,
 	(*toolbox).addFeedback,
 	(*toolbox).addReflect,
+	(*toolbox).addSessionEvent,
+	(*toolbox).addPrompt,
 	(*toolbox).addStatus,
 }
 

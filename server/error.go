@@ -21,6 +21,8 @@ var codes = map[string]int{
 	engram.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
 	errMethod:            http.StatusMethodNotAllowed,
 	engram.EINTERNAL:     http.StatusInternalServerError,
+
+	engram.EUNPROCESSABLE: http.StatusUnprocessableEntity,
 }
 
 // writeError sends {"error":{"code","message"}}. Internal errors show a

@@ -100,15 +100,21 @@ func (s *Server) handleContext(c *gin.Context) {
 	c.JSON(http.StatusOK, contextResponse{Context: text, Items: out, TokensUsed: used, TokenLimit: limit})
 }
 
+// defaultBootTokens is the token_limit of a /v1/boot that names none.
+const defaultBootTokens = 2000
+
 func (s *Server) handleBoot(c *gin.Context) {
 	if err := queryParams(c, "token_limit", "agent_id"); err != nil {
 		writeError(c, err)
 		return
 	}
-	limit, err := intParam(c, "token_limit")
-	if err != nil {
-		writeError(c, err)
-		return
+	limit := defaultBootTokens
+	var err error
+	if _, ok := c.GetQuery("token_limit"); ok {
+		if limit, err = intParam(c, "token_limit"); err != nil {
+			writeError(c, err)
+			return
+		}
 	}
 	b, err := s.cfg.Recall.Boot(c.Request.Context(), c.Query("agent_id"), limit)
 	if err != nil {

@@ -51,6 +51,12 @@ type Config struct {
 	// bearer key).
 	Console http.Handler
 	MCP     http.Handler
+
+	// Sessions, Personas and Prompt serve L1 working memory, agents'
+	// personas and /v1/prompt; their routes exist only when set.
+	Sessions engram.SessionService
+	Personas engram.PersonaService
+	Prompt   engram.PromptService
 }
 
 // Server is the HTTP API.
@@ -120,6 +126,16 @@ func New(cfg Config) (*Server, error) {
 		v1.POST("/reflect", s.handleReflect)
 		v1.GET("/reflections", s.handleListReflections)
 		v1.GET("/reflections/:id", s.handleGetReflection)
+	}
+	if cfg.Sessions != nil {
+		v1.Any("/sessions/*rest", s.handleSessions)
+	}
+	if cfg.Personas != nil {
+		v1.GET("/agents/:id/persona", s.handleGetPersona)
+		v1.PUT("/agents/:id/persona", s.handlePutPersona)
+	}
+	if cfg.Prompt != nil {
+		v1.POST("/prompt", s.handlePrompt)
 	}
 	v1.PUT("/keys/*key", s.handlePutKey)
 	v1.GET("/keys/*key", s.handleGetKey)

@@ -63,6 +63,7 @@ type memoryRow struct {
 	LastAccessedAt    *time.Time
 	AccessCount       int64
 	ReinforcedAt      *time.Time
+	OccurredAt        *time.Time
 	Version           int64
 	SearchBody        string
 	SearchMeta        string
@@ -74,7 +75,7 @@ func (memoryRow) TableName() string { return "memories" }
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
 	"summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
-	"archived", "expires_at", "updated_at", "reinforced_at", "version", "search_body", "search_meta"}
+	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "search_body", "search_meta"}
 
 // readColumns are the memories columns a read needs: all but the analyzed
 // search text, which only the indexes use and which doubles the bytes.
@@ -89,7 +90,7 @@ var leanColumns = []string{"seq", "id", "tenant_id", "agent_id", "key", "categor
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
-	"access_count", "reinforced_at", "version"}
+	"access_count", "reinforced_at", "occurred_at", "version"}
 
 // findLean runs q (a memories query) for leanColumns.
 func findLean(q *gorm.DB) ([]memoryRow, error) {
@@ -101,12 +102,12 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 	var out []memoryRow
 	for rows.Next() {
 		var r memoryRow
-		var expires, accessed, reinforced sql.NullTime
+		var expires, accessed, reinforced, occurred sql.NullTime
 		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.AgentID, &r.Key, &r.Category, &r.Subcategory, &r.Type, &r.Tags,
 			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
 			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
 			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
-			&r.AccessCount, &reinforced, &r.Version); err != nil {
+			&r.AccessCount, &reinforced, &occurred, &r.Version); err != nil {
 			return nil, err
 		}
 		if expires.Valid {
@@ -117,6 +118,9 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 		}
 		if reinforced.Valid {
 			r.ReinforcedAt = &reinforced.Time
+		}
+		if occurred.Valid {
+			r.OccurredAt = &occurred.Time
 		}
 		out = append(out, r)
 	}
@@ -147,7 +151,7 @@ func (r *memoryRow) toMemory() *engram.Memory {
 		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
 		Valid: r.Valid, Archived: r.Archived, ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), LastAccessedAt: utcPtr(r.LastAccessedAt), AccessCount: r.AccessCount,
-		Version: r.Version, Tags: []string{},
+		OccurredAt: utcPtr(r.OccurredAt), Version: r.Version, Tags: []string{},
 	}
 	if r.ReinforcedAt != nil {
 		m.ReinforcedAt = r.ReinforcedAt.UTC()
@@ -185,7 +189,7 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	r.SecurityLevel, r.Stability = m.SecurityLevel, m.Stability
 	r.Valid, r.Archived, r.ExpiresAt = m.Valid, m.Archived, utcPtr(m.ExpiresAt)
 	r.CreatedAt, r.UpdatedAt, r.LastAccessedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), utcPtr(m.LastAccessedAt)
-	r.AccessCount, r.Version = m.AccessCount, m.Version
+	r.AccessCount, r.Version, r.OccurredAt = m.AccessCount, m.Version, utcPtr(m.OccurredAt)
 	reinforced := m.ReinforcedAt.UTC()
 	r.ReinforcedAt = &reinforced
 

@@ -38,6 +38,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	sessions := fs.Bool("sessions", false, "locomo: post each LoCoMo session's turns as session messages (speaker, content, at, message_id) and let engram build the episodes")
 	plain := fs.Bool("plain", false, "locomo: store each turn as the BM25 baseline's row only (\"Speaker: text [shares caption]\"), without the speaker tag, date or previous turn as context")
 	feedback := fs.Bool("feedback", false, "locomo: measure the learning effect of thumbs (clean, then poisoned)")
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
@@ -89,15 +90,15 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		return err
 	}
 	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router,
-		Feedback: services.Feedback, Reflections: services.Reflections, Sleep: services.Sleep}
+		Feedback: services.Feedback, Reflections: services.Reflections, Sleep: services.Sleep, Sessions: services.Working}
 	switch verb {
 	case "locomo":
 		if *data == "" {
 			return errors.New("bench locomo: --data locomo10.json is required")
 		}
 		if *feedback {
-			if *plain {
-				return errors.New("bench locomo: --plain applies to the recall-quality run, not --feedback")
+			if *plain || *sessions {
+				return errors.New("bench locomo: --plain and --sessions apply to the recall-quality run, not --feedback")
 			}
 			opt := bench.FeedbackOptions{Path: *data, FeedbackBudget: *feedbackBudget, EvalBudget: *budget, Seed: 1}
 			clean, err := bench.RunLoCoMoFeedback(ctx, svc, opt, "clean-")
@@ -112,7 +113,10 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			bench.PrintFeedback(stdout, clean, poisoned, *poison)
 			return nil
 		}
-		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain})
+		if *plain && *sessions {
+			return errors.New("bench locomo: choose one of --plain and --sessions")
+		}
+		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain, Sessions: *sessions})
 		if err != nil {
 			return err
 		}

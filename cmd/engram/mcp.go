@@ -21,6 +21,7 @@ import (
 func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) *mcp.Server {
 	return mcp.New(mcp.Config{
 		Memories: s.Memories, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
+		Sessions: s.Working, Prompt: s.Working,
 		Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBudget: cfg.Recall.MaxBudget, Keys: cfg.Limits.KeyLimits()},

@@ -28,6 +28,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
+	"github.com/engram-memory/engram/working"
 )
 
 // Main is one engram process: configuration, store and HTTP server (the
@@ -96,6 +97,8 @@ type Services struct {
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
 	Sleep       *reflections.Sleeper
+	// Working is L1 working memory, personas and /v1/prompt.
+	Working *working.Service
 	// Mirror follows the change feed into the file mirror when
 	// mirror.enabled says so; nil otherwise. Main runs it in the background.
 	Mirror *journal.Mirror
@@ -130,6 +133,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = reflections.NewSleeper(db, services.Reflections, reflections.SleepConfig{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
+	services.Working = working.New(db, db, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
@@ -146,6 +151,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
+		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP:    NewMCP(cfg, db, services, logger).Handler(),
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
 		Registry: registry,
@@ -268,6 +274,9 @@ func (m *Main) Start(ctx context.Context) error {
 	if services.Embeddings != nil {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
 	}
+	if every := m.Config.Sessions.CleanupInterval; every > 0 {
+		m.background.Go(func() { m.cleanSessionsEvery(bg, every, services.Working) })
+	}
 	if services.Mirror != nil {
 		m.background.Go(func() { services.Mirror.Run(bg, m.Config.Mirror.Poll) })
 	}
@@ -381,4 +390,24 @@ func (m *Main) Close() error {
 	}
 	m.Logger.Info("engram stopped")
 	return errors.Join(errs...)
+}
+
+// cleanSessionsEvery deletes expired sessions every interval until ctx
+// ends. Any server may run it; deleting what another already deleted is a
+// no-op.
+func (m *Main) cleanSessionsEvery(ctx context.Context, every time.Duration, w *working.Service) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := w.Cleanup(ctx); err != nil {
+				m.Logger.Error("session cleanup failed", "err", err)
+			} else if n > 0 {
+				m.Logger.Info("expired sessions deleted", "sessions", n)
+			}
+		}
+	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // Tools are the tools engram serves today, as tools/list names them.
-var Tools = []string{"boot", "feedback", "forget", "recall", "reflect", "remember", "set_memory", "status"}
+var Tools = []string{"boot", "feedback", "forget", "prompt", "recall", "reflect", "remember", "session_event", "set_memory", "status"}
 
 // Client is one MCP session with the tools it listed.
 type Client struct {
@@ -249,6 +249,30 @@ func Scenario(t *testing.T, a, other *Client) {
 		t.Fatalf("reflect with nothing changed: %v", again)
 	}
 
+	// session_event: messages become episodes; prompt joins persona,
+	// session and memories in one budget, and its recall takes feedback.
+	a.Call(t, "set_memory", map[string]any{"key": "/agents/planner/persona", "content": "You plan trips. Be brief.", "source": "setup"})
+	first := a.Call(t, "session_event", map[string]any{"session_id": "trip-1", "type": "message", "speaker": "Ada",
+		"content": "We land in Kyoto on Friday evening", "at": "2026-03-06T18:00:00Z", "message_id": "m1", "resource_id": "user:ada"})
+	if first["seq"] != float64(1) || first["status"] != "open" || first["memory_id"] == "" {
+		t.Fatalf("session_event: %v", first)
+	}
+	a.Call(t, "session_event", map[string]any{"session_id": "trip-1", "type": "tool_call", "name": "hotels", "args": map[string]any{"city": "Kyoto"}, "result": "3 found"})
+	a.Call(t, "session_event", map[string]any{"session_id": "trip-1", "type": "decision", "content": "book the ryokan near Gion"})
+	pr := a.Call(t, "prompt", map[string]any{"query": "When does Ada land in Kyoto?", "token_budget": 400, "agent_id": "planner", "session_id": "trip-1"})
+	var parts []string
+	for _, p := range pr["parts"].([]any) {
+		parts = append(parts, p.(map[string]any)["name"].(string))
+	}
+	if strings.Join(parts, ",") != "persona,session,memories" || pr["tokens_used"].(float64) > 400 || pr["recall_id"] == "" ||
+		!strings.Contains(pr["context"].(string), "[2026-03-06] Ada: We land in Kyoto on Friday evening") {
+		t.Fatalf("prompt: %v", pr)
+	}
+	a.Call(t, "feedback", map[string]any{"recall_id": pr["recall_id"], "thumb": "up"})
+	if b := a.Call(t, "boot", map[string]any{"agent_id": "planner"}); b["persona"] != "You plan trips. Be brief." {
+		t.Fatalf("boot of the planner: %v", b)
+	}
+
 	// Bad arguments are tool errors with the REST API's codes and messages.
 	for _, bad := range []struct {
 		tool          string
@@ -270,6 +294,11 @@ func Scenario(t *testing.T, a, other *Client) {
 		{"forget", map[string]any{}, "invalid", "give exactly one of id, key"},
 		{"boot", map[string]any{"token_limit": 9000}, "invalid", "token_limit must be between 1 and 8000"},
 		{"reflect", map[string]any{"limit": 0}, "invalid", "limit must be between 1 and 20"},
+		{"session_event", map[string]any{"session_id": "trip-1", "type": "thought", "content": "x"}, "invalid", "unknown event type \"thought\"; one of message, trigger, query, subtask, decision, tool_call, llm_response, instruction"},
+		{"session_event", map[string]any{"session_id": "a/b", "type": "decision", "content": "x"}, "invalid", "session id must be 1-128 characters of A-Z a-z 0-9 . _ : - without \"..\""},
+		{"session_event", map[string]any{"session_id": "trip-1", "type": "message", "content": "x"}, "invalid", "a message needs speaker or role"},
+		{"prompt", map[string]any{"query": "x", "session_id": "nope"}, "not_found", "no session nope"},
+		{"prompt", map[string]any{"query": " "}, "invalid", "query must not be empty"},
 	} {
 		code, msg := a.CallError(t, bad.tool, bad.args)
 		if code != bad.code || (bad.message != "" && msg != bad.message) {
@@ -291,6 +320,7 @@ func Scenario(t *testing.T, a, other *Client) {
 		tool string
 		args map[string]any
 	}{
+		{"prompt", map[string]any{"query": "Kyoto", "session_id": "trip-1"}},
 		{"forget", map[string]any{"id": coffeeID}},
 		{"remember", map[string]any{"id": coffeeID, "content": "hijacked"}},
 		{"feedback", map[string]any{"memory_id": coffeeID, "thumb": "down"}},

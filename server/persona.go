@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/engram-memory/engram"
+)
+
+type personaRequest struct {
+	Markdown string `json:"markdown"`
+}
+
+// handlePutPersona stores a new version of an agent's persona: a
+// text/markdown (or text/plain) body, or JSON {"markdown"}.
+func (s *Server) handlePutPersona(c *gin.Context) {
+	id := c.Param("id")
+	if !engram.ValidSessionID(id) {
+		writeError(c, engram.Errorf(engram.EINVALID, "agent id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+		return
+	}
+	body, mt, err := s.readBody(c, "text/markdown", "text/plain", "application/json")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	markdown := string(body)
+	if mt == "application/json" {
+		var req personaRequest
+		if err := decodeStrict(body, &req); err != nil {
+			writeError(c, err)
+			return
+		}
+		markdown = req.Markdown
+	}
+	p, err := s.cfg.Personas.PutPersona(c.Request.Context(), id, markdown)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, p)
+}
+
+// handleGetPersona returns the current persona, or ?version=N. With
+// Accept: text/markdown the body is the Markdown itself.
+func (s *Server) handleGetPersona(c *gin.Context) {
+	if err := queryParams(c, "version"); err != nil {
+		writeError(c, err)
+		return
+	}
+	var version int64
+	if v, ok := c.GetQuery("version"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			writeError(c, engram.Errorf(engram.EINVALID, "version must be a positive integer"))
+			return
+		}
+		version = n
+	}
+	p, err := s.cfg.Personas.Persona(c.Request.Context(), c.Param("id"), version)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if c.NegotiateFormat(gin.MIMEJSON, "text/markdown") == "text/markdown" {
+		c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(p.Markdown))
+		return
+	}
+	c.JSON(http.StatusOK, p)
+}

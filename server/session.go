@@ -1,0 +1,271 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/engram-memory/engram"
+)
+
+// sessionActions are the endpoints under /v1/sessions/{id}/ and the
+// methods each allows.
+var sessionActions = map[string][]string{
+	"events":  {http.MethodGet, http.MethodPost},
+	"context": {http.MethodGet},
+	"state":   {http.MethodGet, http.MethodPut, http.MethodPatch},
+	"end":     {http.MethodPost},
+}
+
+// handleSessions serves /v1/sessions/{id}/{action}. The path is split
+// before percent-decoding, so that a session id holding "/" (sent as
+// %2F) is refused as a bad id (400) rather than routed elsewhere.
+func (s *Server) handleSessions(c *gin.Context) {
+	rest := strings.TrimPrefix(c.Request.URL.EscapedPath(), "/v1/sessions/")
+	segs := strings.Split(rest, "/")
+	action := segs[len(segs)-1]
+	allowed, known := sessionActions[action]
+	if !known || len(segs) < 2 {
+		writeError(c, engram.Errorf(engram.ENOTFOUND, "no such endpoint"))
+		return
+	}
+	id, err := url.PathUnescape(strings.Join(segs[:len(segs)-1], "/"))
+	if err != nil || !engram.ValidSessionID(id) {
+		writeError(c, engram.Errorf(engram.EINVALID, "session id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+		return
+	}
+	if !slices.Contains(allowed, c.Request.Method) {
+		c.Header("Allow", strings.Join(allowed, ", "))
+		writeError(c, &engram.Error{Code: errMethod, Message: "method not allowed on this endpoint"})
+		return
+	}
+	switch action + " " + c.Request.Method {
+	case "events POST":
+		s.handleSessionEvents(c, id)
+	case "events GET":
+		s.handleListSessionEvents(c, id)
+	case "context GET":
+		s.handleSessionContext(c, id)
+	case "state GET", "state PUT", "state PATCH":
+		s.handleSessionState(c, id)
+	case "end POST":
+		s.handleSessionEnd(c, id)
+	}
+}
+
+// eventIn is one event as a client sends it.
+type eventIn struct {
+	Type      string          `json:"type"`
+	Speaker   string          `json:"speaker"`
+	Role      string          `json:"role"`
+	Content   string          `json:"content"`
+	At        json.RawMessage `json:"at"`
+	MessageID string          `json:"message_id"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"args"`
+	Result    json.RawMessage `json:"result"`
+}
+
+func (e *eventIn) event() (*engram.SessionEvent, error) {
+	at, err := parseTime("at", e.At)
+	if err != nil {
+		return nil, err
+	}
+	return &engram.SessionEvent{Type: e.Type, Speaker: e.Speaker, Role: e.Role, Content: e.Content, At: at,
+		MessageID: e.MessageID, Name: e.Name, Args: e.Args, Result: e.Result}, nil
+}
+
+func (e *eventIn) empty() bool {
+	return e.Type == "" && e.Speaker == "" && e.Role == "" && e.Content == "" && e.At == nil && e.MessageID == "" &&
+		e.Name == "" && e.Args == nil && e.Result == nil
+}
+
+// eventsRequest is one event, or {"resource_id"?, "events": […]}; a
+// single event may carry resource_id too.
+type eventsRequest struct {
+	eventIn
+	ResourceID string    `json:"resource_id"`
+	Events     []eventIn `json:"events"`
+}
+
+func (s *Server) handleSessionEvents(c *gin.Context, id string) {
+	var req eventsRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	b := engram.EventBatch{ResourceID: req.ResourceID}
+	switch {
+	case req.Events != nil && !req.eventIn.empty():
+		writeError(c, engram.Errorf(engram.EINVALID, "send one event or {\"events\":[…]}, not both"))
+		return
+	case req.Events != nil:
+		for i := range req.Events {
+			ev, err := req.Events[i].event()
+			if err != nil {
+				writeError(c, engram.Errorf(engram.EINVALID, "events[%d]: %s", i, engram.ErrorMessage(err)))
+				return
+			}
+			b.Events = append(b.Events, ev)
+		}
+	default:
+		ev, err := req.event()
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		b.Events = []*engram.SessionEvent{ev}
+	}
+	res, err := s.cfg.Sessions.AppendEvents(c.Request.Context(), id, b)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, res)
+}
+
+func (s *Server) handleListSessionEvents(c *gin.Context, id string) {
+	if err := queryParams(c); err != nil {
+		writeError(c, err)
+		return
+	}
+	sess, events, err := s.cfg.Sessions.Events(c.Request.Context(), id)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"session": sess, "events": events})
+}
+
+func (s *Server) handleSessionContext(c *gin.Context, id string) {
+	if err := queryParams(c, "token_limit"); err != nil {
+		writeError(c, err)
+		return
+	}
+	limit, err := intParam(c, "token_limit")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out, err := s.cfg.Sessions.Context(c.Request.Context(), id, limit)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+type putStateRequest struct {
+	State  json.RawMessage `json:"state"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// handleSessionState serves the session's document, or with
+// ?scope=resource its resource's. PATCH takes a JSON Merge Patch, sent as
+// application/merge-patch+json or application/json.
+func (s *Server) handleSessionState(c *gin.Context, id string) {
+	if err := queryParams(c, "scope"); err != nil {
+		writeError(c, err)
+		return
+	}
+	ctx, scope := c.Request.Context(), c.Query("scope")
+	var st *engram.WorkingState
+	var err error
+	switch c.Request.Method {
+	case http.MethodGet:
+		st, err = s.cfg.Sessions.State(ctx, id, scope)
+	case http.MethodPut:
+		var req putStateRequest
+		if err = s.decodeJSON(c, &req); err == nil {
+			st, err = s.cfg.Sessions.PutState(ctx, id, scope, req.State, req.Schema)
+		}
+	case http.MethodPatch:
+		var body []byte
+		if body, _, err = s.readBody(c, "application/merge-patch+json", "application/json"); err == nil {
+			st, err = s.cfg.Sessions.PatchState(ctx, id, scope, body)
+		}
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
+}
+
+type endRequest struct {
+	Outcome string `json:"outcome"`
+	Note    string `json:"note"`
+}
+
+func (s *Server) handleSessionEnd(c *gin.Context, id string) {
+	var req endRequest
+	if err := s.decodeJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	out, err := s.cfg.Sessions.End(c.Request.Context(), id, req.Outcome, req.Note)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// decodeStrict decodes a JSON body read by readBody as decodeJSON would.
+func decodeStrict(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return engram.Errorf(engram.EINVALID, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// readBody reads a body of one of the given media types (the first is
+// named in the error) with the limits of decodeJSON: 415, 413, and 400
+// for an empty body or invalid UTF-8; JSON bodies also for NUL and depth.
+func (s *Server) readBody(c *gin.Context, types ...string) ([]byte, string, error) {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || !slices.Contains(types, mt) {
+		return nil, "", engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be %s", strings.Join(types, " or "))
+	}
+	limit := s.cfg.Limits.MaxBodyBytes
+	if c.Request.ContentLength > limit {
+		return nil, "", tooLarge(limit)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, "", tooLarge(limit)
+		}
+		return nil, "", engram.Errorf(engram.EINVALID, "could not read the request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, "", engram.Errorf(engram.EINVALID, "request body is empty")
+	}
+	if !utf8.Valid(body) {
+		return nil, "", engram.Errorf(engram.EINVALID, "request body is not valid UTF-8")
+	}
+	if strings.HasSuffix(mt, "json") {
+		if err := checkJSON(body, s.cfg.Limits.MaxJSONDepth); err != nil {
+			return nil, "", err
+		}
+		if !json.Valid(body) {
+			return nil, "", engram.Errorf(engram.EINVALID, "request body is not valid JSON")
+		}
+	}
+	return body, mt, nil
+}
