@@ -26,6 +26,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
+	"github.com/engram-memory/engram/web"
 )
 
 // Main is one engram process: configuration, store and HTTP server (the
@@ -91,6 +92,8 @@ type Services struct {
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
 	Sleep       *reflections.Sleeper
+	// Scorer explains score factors in the console.
+	Scorer *learning.Scorer
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -110,7 +113,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	scorer := learning.NewScorer(scoring, time.Now)
 	recall := learning.NewRecaller(db, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
+	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
+		Scorer: scorer}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
 	if r := cfg.Reflector; r.BaseURL != "" {
@@ -144,6 +148,25 @@ func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 		return nil, false, err
 	}
 	return learning.NewEncoder(w, f), f.Paired(), nil
+}
+
+// NewConsole builds the web console on the services; the admin tenant,
+// whose keys may switch tenants, is the default tenant.
+func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *slog.Logger) (*web.Console, error) {
+	return web.New(web.Config{
+		Auth: db, Sessions: db, Tenants: db, Insights: db,
+		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
+		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
+		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
+			f, err := learning.ParseFormat(format)
+			if err != nil {
+				return nil, false, err
+			}
+			return learning.NewEncoder(w, f), f.Paired(), nil
+		},
+		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
+		Logger: logger.With("component", "console"),
+	})
 }
 
 // NewLogger builds the process logger from the server settings.
@@ -213,10 +236,15 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
+	console, err := NewConsole(m.Config, db, services, m.Logger)
+	if err != nil {
+		_ = db.Close()
+		return err
+	}
 	srv, err := server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
-		MCP:    NewMCP(m.Config, db, services, m.Logger).Handler(),
+		MCP: NewMCP(m.Config, db, services, m.Logger).Handler(), Console: console,
 		Logger: m.Logger, TrustedProxies: m.Config.Server.TrustedProxies,
 		Registry: registry,
 		Limits: server.Limits{
