@@ -58,7 +58,7 @@ func hbars(title string, labels []string, values []int64) *chart {
 // votesChart draws up and down feedback per day as paired columns.
 func votesChart(title, up, down string, days []engram.DayVotes) *chart {
 	const w, h, left, bottom, top = 560, 200, 34, 24, 10
-	ch := &chart{Title: title, W: w, H: h, Legend: []chartLegend{{"up", up}, {"down", down}}}
+	ch := &chart{Title: title, W: w + 16, H: h, Legend: []chartLegend{{"up", up}, {"down", down}}}
 	maxV := int64(1)
 	for _, d := range days {
 		maxV = max(maxV, d.Up, d.Down)
@@ -82,7 +82,7 @@ func votesChart(title, up, down string, days []engram.DayVotes) *chart {
 			ch.Bars = append(ch.Bars, chartBar{X: x + float64(j)*(colW+1), Y: float64(h-bottom) - bh, W: colW, H: bh,
 				Class: class, Tip: fmt.Sprintf("%s %s: %d", day, name, v)})
 		}
-		if len(days) <= 8 || i%2 == 0 || i == len(days)-1 {
+		if len(days) <= 8 || i%2 == (len(days)-1)%2 {
 			ch.Texts = append(ch.Texts, chartText{X: x + slot/2 - 1, Y: float64(h - 6), Text: day, Anchor: "middle", Class: "axis"})
 		}
 	}
@@ -91,8 +91,8 @@ func votesChart(title, up, down string, days []engram.DayVotes) *chart {
 
 // histogram draws the reward distribution over [-1, 1] in ten bins.
 func histogram(title string, bins [10]int64) *chart {
-	const w, h, left, bottom, top = 560, 180, 34, 24, 10
-	ch := &chart{Title: title, W: w, H: h}
+	const w, h, left, bottom, top = 560, 180, 34, 24, 18
+	ch := &chart{Title: title, W: w + 16, H: h}
 	maxV := int64(1)
 	for _, v := range bins {
 		maxV = max(maxV, v)

@@ -181,6 +181,16 @@ func TestPages(t *testing.T) {
 	e := newEnv(t, "sqlite")
 	secret, _ := e.key(t, "acme")
 	f := e.seed(t, "acme")
+	ctx := e.ctx(t, "acme")
+	for _, fb := range []engram.FeedbackInput{
+		{MemoryID: f.Dentist.ID, Thumb: engram.ThumbUp, Rater: "ann"},
+		{MemoryID: f.Dentist.ID, Rating: 5, Rater: "bob"},
+		{MemoryID: f.XSS.ID, Thumb: engram.ThumbDown, Rater: "ann", Reason: "wrong"},
+	} {
+		if _, err := e.feedback.SubmitFeedback(ctx, fb); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c := e.client(t)
 	csrf := c.signIn(secret)
 
@@ -224,7 +234,14 @@ func TestPages(t *testing.T) {
 	want("/console/pairs?format=trl-unpaired", 200, "completion")
 	want("/console/pairs?format=openai", 200, "preferred_output")
 	want("/console/pairs?format=csv", 400)
-	want("/console/learning", 200, "promoted", "demoted")
+	learn := want("/console/learning", 200)
+	promoted, demoted, ok := strings.Cut(learn.Body, `id="demoted"`)
+	if !ok || !strings.Contains(promoted, f.Dentist.ID) || strings.Contains(promoted, f.XSS.ID) || !strings.Contains(demoted, f.XSS.ID) {
+		t.Error("the learning page does not show the dentist memory promoted and the markup one demoted")
+	}
+	if !strings.Contains(promoted, "↑2 ↓0") {
+		t.Error("the promoted memory's votes are not shown")
+	}
 	want("/console/playground", 200, "playground-form")
 	want("/console/nowhere", 404)
 

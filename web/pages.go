@@ -178,7 +178,8 @@ func diff(before, after *engram.Memory) []change {
 	if after == nil {
 		return nil
 	}
-	if before == nil {
+	created := before == nil
+	if created {
 		before = &engram.Memory{}
 	}
 	var out []change
@@ -186,6 +187,14 @@ func diff(before, after *engram.Memory) []change {
 		if a != b {
 			out = append(out, change{Field: field, Before: clip(b, 200), After: clip(a, 200)})
 		}
+	}
+	if created {
+		add("content", "", after.Content)
+		add("summary", "", after.Summary)
+		add("category", "", after.Category)
+		add("tags", "", strings.Join(after.Tags, ", "))
+		add("data", "", string(after.Data))
+		return out
 	}
 	add("content", before.Content, after.Content)
 	add("summary", before.Summary, after.Summary)
