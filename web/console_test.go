@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -178,7 +180,11 @@ func TestFormWithoutCSRFRefused(t *testing.T) {
 }
 
 func TestPages(t *testing.T) {
-	e := newEnv(t, "sqlite")
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) { testPages(t, engine) })
+}
+
+func testPages(t *testing.T, engine string) {
+	e := newEnv(t, engine)
 	secret, _ := e.key(t, "acme")
 	f := e.seed(t, "acme")
 	ctx := e.ctx(t, "acme")
@@ -265,6 +271,33 @@ func TestPages(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryPaging(t *testing.T) {
+	e := newEnv(t, "sqlite")
+	secret, _ := e.key(t, "acme")
+	ctx := e.ctx(t, "acme")
+	for i := range 30 {
+		if _, err := e.db.CreateMemory(ctx, &engram.Memory{Content: fmt.Sprintf("note number %d about tea", i), Category: "work"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.client(t)
+	c.signIn(secret)
+	first := c.get("/console/memories?q=tea")
+	next := nextPage.FindStringSubmatch(first.Body)
+	if first.Status != 200 || next == nil || strings.Count(first.Body, `class="memory-link"`) != 25 {
+		t.Fatalf("first page: %d, %d memories, next %v", first.Status, strings.Count(first.Body, `class="memory-link"`), next)
+	}
+	second := c.get(html.UnescapeString(next[1]))
+	if second.Status != 200 || strings.Count(second.Body, `class="memory-link"`) != 5 || nextPage.MatchString(second.Body) {
+		t.Errorf("second page: %d, %d memories", second.Status, strings.Count(second.Body, `class="memory-link"`))
+	}
+	if !strings.Contains(second.Body, "note number 0 about tea") || strings.Contains(second.Body, "note number 29 about tea") {
+		t.Error("the second page does not hold the oldest memories")
+	}
+}
+
+var nextPage = regexp.MustCompile(`href="([^"]+)" id="next-page"`)
 
 func TestEmptyTenantAndChinese(t *testing.T) {
 	e := newEnv(t, "sqlite")
