@@ -464,6 +464,15 @@ func TestBrowserJourney(t *testing.T) {
 		t.Errorf("downloaded trl pairs: %q", got)
 	}
 
+	if keep {
+		for _, p := range []string{"feedback", "pairs", "learning", "memories"} {
+			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/console/"+p), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
+				t.Fatal(err)
+			}
+			shot(t, ctx, p+"-en")
+		}
+	}
+
 	// Chinese: the switch is remembered across pages.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(e.srv.URL+"/console/"),

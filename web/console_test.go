@@ -236,7 +236,8 @@ func testPages(t *testing.T, engine string) {
 	want("/console/reflections?category=work", 200, "empty-reflections")
 	want("/console/reflections/"+f.Reflection.ID+"?version=9", 404)
 	want("/console/feedback", 200, "rater-0", "fixture down")
-	want("/console/pairs", 200, "Black, no sugar.", "With milk and two sugars.")
+	want("/console/pairs", 200, "Black, no sugar.", "With milk and two sugars.", "pair-provenance", "regeneration",
+		`href="/console/memories/`+f.Coffee.ID+`"`)
 	want("/console/pairs?format=trl-unpaired", 200, "completion")
 	want("/console/pairs?format=openai", 200, "preferred_output")
 	want("/console/pairs?format=csv", 400)

@@ -372,6 +372,8 @@ type pairsData struct {
 	Formats []string
 	Lines   []string
 	More    bool
+	// Pairs are the previewed pairs' provenance (paired formats only).
+	Pairs []*engram.Pair
 }
 
 func (c *Console) handlePairs(w http.ResponseWriter, r *http.Request) {
@@ -392,6 +394,15 @@ func (c *Console) handlePairs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := pairsData{Format: format, Formats: Formats, More: n > pairPreview}
+	if format != "trl-unpaired" && c.cfg.Pairs != nil {
+		if _, err := c.cfg.Pairs.EachPair(r.Context(), engram.PairFilter{Limit: pairPreview}, func(p *engram.Pair) error {
+			d.Pairs = append(d.Pairs, p)
+			return nil
+		}); err != nil {
+			c.renderError(w, r, s, err)
+			return
+		}
+	}
 	for i, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if line == "" || i >= pairPreview {
 			continue
