@@ -416,8 +416,14 @@ func TestBrowserJourney(t *testing.T) {
 	e := newEnv(t, "sqlite")
 	secret, _ := e.key(t, "acme")
 	f := e.seed(t, "acme")
-	browserSignIn(t, ctx, e.srv.URL, secret)
 	keep := os.Getenv(artifactsEnv) != ""
+	if keep {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/console/signin"), chromedp.WaitVisible(chromedp.ID("key"))); err != nil {
+			t.Fatal(err)
+		}
+		shot(t, ctx, "signin-en")
+	}
+	browserSignIn(t, ctx, e.srv.URL, secret)
 	if keep {
 		shot(t, ctx, "overview-en")
 	}
@@ -465,7 +471,7 @@ func TestBrowserJourney(t *testing.T) {
 	}
 
 	if keep {
-		for _, p := range []string{"feedback", "pairs", "learning", "memories"} {
+		for _, p := range []string{"feedback", "pairs", "learning", "memories", "reflections"} {
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/console/"+p), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
 				t.Fatal(err)
 			}
