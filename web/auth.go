@@ -138,7 +138,11 @@ func (c *Console) handleSignInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	// Two sign-in tabs share the cookie, so a token already set is kept.
 	token := randomToken()
+	if ck, err := r.Cookie(signinCookie); err == nil && len(ck.Value) == len(token) {
+		token = ck.Value
+	}
 	c.setCookie(w, r, signinCookie, token, 3600)
 	p := c.newPage(r, nil, "signin")
 	p.CSRF = token

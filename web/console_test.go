@@ -28,6 +28,9 @@ func TestSignInAndOut(t *testing.T) {
 		}
 
 		form := c.get("/console/signin")
+		if again := c.get("/console/signin"); again.csrf(t) != form.csrf(t) {
+			t.Error("a second sign-in tab spoils the first one's form")
+		}
 		res = c.post("/console/signin", url.Values{"key": {secret}})
 		if res.Status != http.StatusForbidden {
 			t.Errorf("sign-in without its CSRF token: %d, want 403", res.Status)
