@@ -100,6 +100,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
 	if cfg.Console != nil {
+		e.Any("/console", gin.WrapH(cfg.Console))
 		e.Any("/console/*path", gin.WrapH(cfg.Console))
 	}
 	if cfg.MCP != nil {

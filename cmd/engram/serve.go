@@ -28,6 +28,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
+	"github.com/engram-memory/engram/web"
 	"github.com/engram-memory/engram/working"
 )
 
@@ -102,6 +103,8 @@ type Services struct {
 	// Mirror follows the change feed into the file mirror when
 	// mirror.enabled says so; nil otherwise. Main runs it in the background.
 	Mirror *journal.Mirror
+	// Scorer explains score factors in the console.
+	Scorer *learning.Scorer
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -123,7 +126,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now)
-	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
+	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
+		Scorer: scorer}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
 	if r := cfg.Reflector; r.BaseURL != "" {
@@ -146,13 +150,18 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	return services, nil
 }
 
-// NewServer builds the HTTP API (with MCP at /mcp) on the services.
+// NewServer builds the HTTP API (with MCP at /mcp and the console at
+// /console/) on the services.
 func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *prometheus.Registry, logger *slog.Logger) (*server.Server, error) {
+	console, err := NewConsole(cfg, db, services, logger)
+	if err != nil {
+		return nil, err
+	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
-		MCP:    NewMCP(cfg, db, services, logger).Handler(),
+		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
 		Registry: registry,
 		Limits: server.Limits{
@@ -190,6 +199,25 @@ func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 		return nil, false, err
 	}
 	return learning.NewEncoder(w, f), f.Paired(), nil
+}
+
+// NewConsole builds the web console on the services; the admin tenant,
+// whose keys may switch tenants, is the default tenant.
+func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *slog.Logger) (*web.Console, error) {
+	return web.New(web.Config{
+		Auth: db, Sessions: db, Tenants: db, Insights: db,
+		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
+		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
+		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
+			f, err := learning.ParseFormat(format)
+			if err != nil {
+				return nil, false, err
+			}
+			return learning.NewEncoder(w, f), f.Paired(), nil
+		},
+		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
+		Logger: logger.With("component", "console"),
+	})
 }
 
 // NewLogger builds the process logger from the server settings.
