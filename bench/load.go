@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // LoadOptions shapes a load run: Clients concurrent clients, each
