@@ -159,7 +159,10 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		convs = convs[:opt.Conversations]
 	}
 	rounds := max(opt.Rounds, 1)
+	// The hostile rater draws from its own source, so that a seed writes
+	// the same misleading memories and split clean and poisoned.
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x6c6561726e))
+	hostile := rand.New(rand.NewPCG(opt.Seed, 0x686f7374696c65))
 	run := &LearningRun{Seed: opt.Seed, Poison: opt.Poison, Misleading: map[string]int{}}
 	for _, conv := range convs {
 		tctx, err := tenantCtx(ctx, svc.Auth, opt.Prefix+strings.ToLower(conv.SampleID))
@@ -200,9 +203,13 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		if err != nil {
 			return nil, fmt.Errorf("bench learning %s: %w", conv.SampleID, err)
 		}
+		measure := svc
+		if svc.Measure != nil {
+			measure.Recall = svc.Measure
+		}
 		start := len(run.Held)
 		for _, q := range held {
-			ranked, _, _, err := ask(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -232,7 +239,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 					up = up || q.gold[byMemory[it.ID]]
 				}
 				rater := fmt.Sprintf("%s-user-%d-%d", conv.SampleID, r, i)
-				if opt.Poison > 0 && rng.Float64() < opt.Poison {
+				if opt.Poison > 0 && hostile.Float64() < opt.Poison {
 					up, rater = !up, "hostile"
 					run.Flipped++
 				}
@@ -248,7 +255,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 			}
 		}
 		for i, q := range held {
-			ranked, _, _, err := ask(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}

@@ -166,22 +166,30 @@ func (db *DB) findRecall(g *gorm.DB, tenant, id string) (*recallRow, error) {
 func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
-	refs := make([]engram.MemoryRef, len(items))
-	for i, it := range items {
-		refs[i] = engram.MemoryRef{ID: it.ID, Version: it.Version}
+	refs := make([]engram.MemoryRef, 0, len(items))
+	for _, it := range items {
+		if !it.HeldBack {
+			refs = append(refs, engram.MemoryRef{ID: it.ID, Version: it.Version})
+		}
 	}
 	return refs
 }
 
-// scores returns the score the recall gave each memory it injected.
-func (r *recallRow) scores() map[string]float64 {
+// scores returns the score the recall gave each memory it injected, and
+// the id of the memory exploration held back ("" when none).
+func (r *recallRow) scores() (map[string]float64, string) {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
 	out := make(map[string]float64, len(items))
+	held := ""
 	for _, it := range items {
+		if it.HeldBack {
+			held = it.ID
+			continue
+		}
 		out[it.ID] = it.Score
 	}
-	return out
+	return out, held
 }
 
 // SubmitFeedback records a feedback and, in the same transaction,
@@ -234,8 +242,8 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		Correction: in.Correction, Rater: in.Rater, IdempotencyKey: in.IdempotencyKey, CreatedAt: now}
 
 	var inter *interactionRow
-	var query string
-	weights := map[string]float64{}
+	var query, heldBack string
+	weights, scores := map[string]float64{}, map[string]float64{}
 	switch {
 	case in.InteractionID != "":
 		var rows []interactionRow
@@ -252,19 +260,21 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			if err != nil {
 				return nil, err
 			}
-			weights, query = policy.Shares(rec.scores()), rec.Query
+			scores, heldBack = rec.scores()
+			weights, query = policy.Shares(scores), rec.Query
 		}
 	case in.RecallID != "":
 		rec, err := db.findRecall(tx, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
 		}
-		weights, query = policy.Shares(rec.scores()), rec.Query
+		scores, heldBack = rec.scores()
+		weights, query = policy.Shares(scores), rec.Query
 	default:
 		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
 			return nil, err
 		}
-		weights[in.MemoryID] = 1
+		weights[in.MemoryID], scores[in.MemoryID] = 1, 1
 	}
 	targets := make([]string, 0, len(weights))
 	for id, w := range weights {
@@ -280,6 +290,10 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		// One order for every writer, so concurrent feedbacks on PostgreSQL
 		// lock the same memories in the same order.
 		sort.Strings(targets)
+		l, err := db.startLearning(tx, tenant, fb, targets, scores, policy)
+		if err != nil {
+			return nil, err
+		}
 		for _, id := range targets {
 			if strings.HasPrefix(id, reflectionPrefix) {
 				cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
@@ -291,13 +305,19 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 				}
 				continue
 			}
-			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, policy)
+			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id]*l.raterWeight, query, policy)
 			if err != nil {
 				return nil, err
 			}
 			if cm != nil {
 				res.Credited = append(res.Credited, *cm)
+				if !cm.Capped {
+					l.evidence(id, weights[id])
+				}
 			}
+		}
+		if err := db.finishLearning(tx, tenant, fb, l, heldBack, in.MemoryID == ""); err != nil {
+			return nil, err
 		}
 	}
 	if inter != nil {

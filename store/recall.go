@@ -36,6 +36,9 @@ type recallItemRef struct {
 	Tokens      int                   `json:"tokens"`
 	UsedSummary bool                  `json:"used_summary,omitempty"`
 	Breakdown   engram.ScoreBreakdown `json:"breakdown"`
+	// HeldBack marks the memory exploration held back: recorded with the
+	// recall, not injected, and not counted as an access.
+	HeldBack bool `json:"held_back,omitempty"`
 }
 
 // SaveRecall stores a recall under a new id (set on r) and counts an
@@ -53,6 +56,9 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	for i, it := range r.Items {
 		refs[i] = recallItemRef{ID: it.ID, Version: it.Version, Score: it.Score, Tokens: it.Tokens, UsedSummary: it.UsedSummary, Breakdown: it.Breakdown}
 		ids[i] = it.ID
+	}
+	if h := r.HeldBack; h != nil {
+		refs = append(refs, recallItemRef{ID: h.ID, Version: h.Version, Score: h.Score, Breakdown: h.Breakdown, HeldBack: true})
 	}
 	items, _ := json.Marshal(refs)
 	row := recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),

@@ -115,6 +115,13 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if err != nil {
 			return err
 		}
+		measured := cfg
+		measured.Learning.Explore = 0
+		ms, err := NewServices(measured, db, logger)
+		if err != nil {
+			return err
+		}
+		svc.Measure = ms.Recall
 		var out []bench.LearningSeed
 		for _, seed := range list {
 			opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,

@@ -109,7 +109,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(scoring, time.Now)
 	recall := learning.NewRecaller(db, routes, scorer, tok,
-		cfg.Recall, time.Now)
+		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore)
 	services := &Services{Memories: db, Router: routes, Recall: recall, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback)}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
