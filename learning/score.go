@@ -168,8 +168,8 @@ func priorityIndex(p engram.Priority) int {
 // multiplies it in once the memory's evidence is read (see Helpful).
 func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdown {
 	b := engram.ScoreBreakdown{
-		Relevance:  unit(relevance),
-		Reward:     s.reward(m.UpCount, m.DownCount),
+		Relevance:   unit(relevance),
+		Reward:      s.reward(m.UpCount, m.DownCount),
 		Confidence:  unit(m.Confidence),
 		Revision:    1,
 		Helpfulness: 1,
