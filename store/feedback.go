@@ -286,7 +286,8 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		return nil, fmt.Errorf("store: save feedback: %w", err)
 	}
 	res := &engram.FeedbackResult{FeedbackID: fb.ID, Signal: fb.Signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
-	if fb.Signal != 0 {
+	// A recall that injected nothing credits nothing and teaches nothing.
+	if fb.Signal != 0 && len(targets) > 0 {
 		// One order for every writer, so concurrent feedbacks on PostgreSQL
 		// lock the same memories in the same order.
 		sort.Strings(targets)

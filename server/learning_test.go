@@ -1,0 +1,161 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+type apiRecall struct {
+	ID    string              `json:"recall_id"`
+	Items []engram.RecallItem `json:"items"`
+}
+
+func (e *fbEnv) recall(t testing.TB, key, query string, budget int) apiRecall {
+	t.Helper()
+	r := e.do(t, "POST", "/v1/recall", key, mustJSON(map[string]any{"query": query, "token_budget": budget}))
+	wantStatus(t, r, http.StatusOK)
+	var rec apiRecall
+	mustDecode(t, r, &rec)
+	return rec
+}
+
+func rankOf(rec apiRecall, id string) int {
+	for i, it := range rec.Items {
+		if it.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestHelpfulnessHTTP: a memory that keeps turning up in answers judged
+// bad sinks for a query nobody rated, within a handful of recalls, and
+// the breakdown says why; the memories of good answers keep their score.
+func TestHelpfulnessHTTP(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		topics := []string{"kayak", "violin", "pottery", "chess", "sourdough"}
+		stuffed := create(t, e.env, key, `{"content":"Notes on kayak, violin, pottery, chess, sourdough, kayak trips, violin lessons, pottery class, chess club, sourdough bread","category":"life"}`)
+		good := map[string]string{}
+		for _, topic := range topics {
+			m := create(t, e.env, key, fmt.Sprintf(`{"content":"Caroline took up %s in May of the year she moved to Lisbon, and kept at it every week","category":"life"}`, topic))
+			good[topic] = m.ID
+		}
+		// The tenant's other answers are good: the base rate.
+		for i := range 6 {
+			m := create(t, e.env, key, fmt.Sprintf(`{"content":"Harbour report %d: calm water and sunny","category":"life"}`, i))
+			rec := e.recall(t, key, fmt.Sprintf("harbour report %d", i), 60)
+			if rankOf(rec, m.ID) < 0 {
+				t.Fatalf("weather recall %d did not inject its note: %+v", i, rec.Items)
+			}
+			e.feedback(t, key, map[string]any{"recall_id": rec.ID, "thumb": "up", "rater": fmt.Sprint("u", i)}, http.StatusCreated)
+		}
+		before := e.recall(t, key, "sourdough", 200)
+		if rankOf(before, stuffed.ID) != 0 {
+			t.Fatalf("before feedback the stuffed note should lead the unrated query: %+v", before.Items)
+		}
+		// Four answers about other topics, each spoiled by the note at
+		// the top, each thumbed down by its own user.
+		for i, topic := range topics[:4] {
+			rec := e.recall(t, key, topic, 200)
+			if rankOf(rec, stuffed.ID) < 0 {
+				t.Fatalf("recall %q did not inject the note", topic)
+			}
+			e.feedback(t, key, map[string]any{"recall_id": rec.ID, "thumb": "down", "rater": fmt.Sprint("d", i)}, http.StatusCreated)
+		}
+		after := e.recall(t, key, "sourdough", 200)
+		if r := rankOf(after, stuffed.ID); r >= 0 && r < rankOf(after, good["sourdough"]) {
+			t.Fatalf("after four bad answers the note still outranks the fact for a query nobody rated: %+v", after.Items)
+		}
+		for _, it := range after.Items {
+			b := it.Breakdown
+			want := b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision * b.Helpfulness
+			if diff := want - b.Score; diff > 1e-9 || diff < -1e-9 {
+				t.Errorf("%s: breakdown %+v does not multiply to its score", it.ID, b)
+			}
+			switch it.ID {
+			case stuffed.ID:
+				if !(b.Helpfulness < 0.5) || !(b.HelpBad > 0) || b.HelpGood != 0 {
+					t.Errorf("the note's breakdown does not explain its demotion: %+v", b)
+				}
+			case good["sourdough"]:
+				if b.Helpfulness != 1 || b.HelpBad != 0 {
+					t.Errorf("an unjudged memory was demoted: %+v", b)
+				}
+			}
+		}
+
+		imp := e.do(t, "GET", "/v1/memories/"+stuffed.ID+"/impact", key, "")
+		wantStatus(t, imp, http.StatusOK)
+		var got engram.Impact
+		mustDecode(t, imp, &got)
+		if got.MemoryID != stuffed.ID || got.With.N != 4 || got.With.Mean != -1 || got.Without.N != 0 || got.Effect != nil ||
+			!(got.Helpfulness < 0.5) || !(got.Bad > 0) {
+			t.Errorf("impact of the note: %s", imp)
+		}
+		other, _ := e.tenant(t, "beta")
+		wantError(t, e.do(t, "GET", "/v1/memories/"+stuffed.ID+"/impact", other, ""), http.StatusNotFound, "not_found")
+		wantError(t, e.do(t, "GET", "/v1/memories/mem_nope/impact", key, ""), http.StatusNotFound, "not_found")
+	})
+}
+
+// TestFeedbackLearningBadInput: feedback on a recall that injected
+// nothing is accepted and teaches nothing; a storm of votes from one
+// rater is capped per memory, counted, and never a server error.
+func TestFeedbackLearningBadInput(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		m := create(t, e.env, key, `{"content":"The user keeps bees on the roof","category":"life"}`)
+		empty := e.recall(t, key, "quantum chromodynamics", 100)
+		if len(empty.Items) != 0 {
+			t.Fatalf("want an empty recall, got %+v", empty.Items)
+		}
+		res, _ := e.feedback(t, key, map[string]any{"recall_id": empty.ID, "thumb": "down"}, http.StatusCreated)
+		if len(res.Credited) != 0 {
+			t.Errorf("feedback on an empty recall credited %+v", res.Credited)
+		}
+		e.count(t)
+		var help int64
+		if err := e.raw.Table("memory_help").Count(&help).Error; err != nil {
+			t.Fatal(err)
+		}
+		if help != 0 {
+			t.Errorf("feedback on an empty recall left %d helpfulness rows", help)
+		}
+
+		const storm = 40
+		for i := range storm {
+			rec := e.recall(t, key, "bees roof", 100)
+			r := e.do(t, "POST", "/v1/feedback", key, mustJSON(map[string]any{"recall_id": rec.ID, "thumb": "down", "rater": "storm"}))
+			wantStatus(t, r, http.StatusCreated)
+			var res engram.FeedbackResult
+			mustDecode(t, r, &res)
+			if len(res.Credited) != 1 || res.Credited[0].Capped != (i >= 3) {
+				t.Fatalf("vote %d: %s", i, r)
+			}
+		}
+		var rep struct{ Votes int64 }
+		if err := e.raw.Table("rater_reputation").Where("rater LIKE ?", "%/storm").Select("votes").Scan(&rep).Error; err != nil {
+			t.Fatal(err)
+		}
+		if rep.Votes != storm {
+			t.Errorf("rater reputation counted %d votes, want %d", rep.Votes, storm)
+		}
+		r := e.do(t, "GET", "/v1/memories/"+m.ID+"/impact", key, "")
+		wantStatus(t, r, http.StatusOK)
+		var imp engram.Impact
+		if err := json.Unmarshal(r.Body, &imp); err != nil {
+			t.Fatal(err)
+		}
+		if imp.With.N != 3 {
+			t.Errorf("a capped storm counted %d outcomes, want the cap of 3: %s", imp.With.N, r)
+		}
+	})
+}
