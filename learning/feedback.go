@@ -249,6 +249,9 @@ const (
 	// rater nobody has measured counts fully and a few votes do not
 	// condemn it.
 	repPrior = 3.0
+	// freeVotes is how many votes a rater casts at full weight before it
+	// must agree with the others more often than not to keep it.
+	freeVotes = 5
 	// agreeScale is the consensus (a shrunk good-rate minus the base rate)
 	// at which one vote counts as most of an agreement or disagreement.
 	agreeScale = 0.1
@@ -264,9 +267,18 @@ const (
 // prior mean, capped at 1. A rater whose votes agree with the others'
 // evidence as often as not counts fully; one that keeps contradicting it
 // (a hostile rater flipping thumbs) fades towards 0.
+//
+// A rater that has not earned trust (agreeing no more often than it
+// disagrees) gets diminishing returns past freeVotes votes in the tenant:
+// its weight shrinks by √(freeVotes / votes), so a prolific rater whose
+// votes the others' evidence does not bear out cannot outvote them.
 func (f *Feedback) RaterWeight(r engram.Reputation) float64 {
 	a, d := math.Max(r.Agree, 0), math.Max(r.Disagree, 0)
-	return math.Min(1, 2*(a+repPrior)/(a+d+2*repPrior))
+	w := math.Min(1, 2*(a+repPrior)/(a+d+2*repPrior))
+	if r.Votes > freeVotes && a <= d {
+		w *= math.Sqrt(freeVotes / float64(r.Votes))
+	}
+	return w
 }
 
 // Evidence implements engram.FeedbackPolicy: |signal| × share × a position

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -156,6 +157,52 @@ func TestFeedbackLearningBadInput(t *testing.T) {
 		}
 		if imp.With.N != 3 {
 			t.Errorf("a capped storm counted %d outcomes, want the cap of 3: %s", imp.With.N, r)
+		}
+	})
+}
+
+// TestTwoServersShareHelpfulness: votes sent to two servers on one
+// database at once all count, and a recall on either sees the evidence
+// both took.
+func TestTwoServersShareHelpfulness(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		one, two := newFeedbackEnvWith(t, o), newFeedbackEnvWith(t, o)
+		key, _ := one.tenant(t, "alpha")
+		m := create(t, one.env, key, `{"content":"The user's boat is called Albatross","category":"life"}`)
+		const votes = 12
+		recalls := make([]apiRecall, votes)
+		for i := range recalls {
+			recalls[i] = one.recall(t, key, "boat albatross", 100)
+		}
+		var wg sync.WaitGroup
+		for i, rec := range recalls {
+			e := one
+			if i%2 == 1 {
+				e = two
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := e.do(t, "POST", "/v1/feedback", key, mustJSON(map[string]any{"recall_id": rec.ID, "thumb": "down", "rater": fmt.Sprint("u", i)}))
+				if r.Status != http.StatusCreated {
+					t.Errorf("vote %d: %s", i, r)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, e := range []*fbEnv{one, two} {
+			r := e.do(t, "GET", "/v1/memories/"+m.ID+"/impact", key, "")
+			wantStatus(t, r, http.StatusOK)
+			var imp engram.Impact
+			mustDecode(t, r, &imp)
+			if imp.With.N != votes || imp.With.Mean != -1 {
+				t.Errorf("impact after %d concurrent votes on two servers: %s", votes, r)
+			}
+			rec := e.recall(t, key, "albatross", 100)
+			if len(rec.Items) != 1 || !(rec.Items[0].Breakdown.Helpfulness < 1) {
+				t.Errorf("recall does not see the shared evidence: %+v", rec.Items)
+			}
 		}
 	})
 }
