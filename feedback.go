@@ -93,6 +93,9 @@ type FeedbackResult struct {
 	Credited    []CreditedMemory     `json:"credited"`
 	Reflections []CreditedReflection `json:"reflections,omitempty"` // injected reflections the feedback counted on
 	Pairs       []string             `json:"pairs"`                 // ids of the preference pairs it completed
+	// Knowledge is what a correction became: the new memory and the
+	// memories it superseded.
+	Knowledge *Knowledge `json:"knowledge,omitempty"`
 	// Replayed is true when the idempotency key was seen before: this is
 	// the first submission's result and nothing was applied again.
 	Replayed bool `json:"replayed,omitempty"`
@@ -207,6 +210,24 @@ type FeedbackPolicy interface {
 	// judges (their helpfulness, best ranked first), against the tenant's
 	// base; 0 when nothing is known.
 	Agreement(signal float64, judged []Helpfulness, base Helpfulness) float64
+	// Correction turns a user's correction of an answer into a new L2
+	// memory (nil for none) and names the memories the answer rested on
+	// that it supersedes: those about the same subject.
+	Correction(correction string, in *Interaction, feedbackID, category string, rested []Rested) (*Memory, []string)
+}
+
+// Knowledge is the L2 memory a user's correction became, and the
+// memories of the corrected answer it superseded (now needs_revision,
+// with superseded_by naming it).
+type Knowledge struct {
+	MemoryID   string   `json:"memory_id"`
+	Superseded []string `json:"superseded"`
+}
+
+// Rested is a memory a judged answer rested on, with its share of it.
+type Rested struct {
+	Memory *Memory
+	Share  float64
 }
 
 // Outcomes sums the signals of some recalls.

@@ -2,12 +2,14 @@ package learning
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
 )
 
 // FeedbackStore is what feedback needs from the store.
@@ -337,4 +339,65 @@ func (f *Feedback) Impact(ctx context.Context, id string) (*engram.Impact, error
 		out.Effect, out.CI = &effect, []float64{lo, hi}
 	}
 	return out, nil
+}
+
+// subjectOverlap is the share of the smaller of two term sets (a
+// correction's and a memory's) that both must hold for the memory to be
+// about the correction's subject.
+const subjectOverlap = 0.5
+
+// maxKnowledgeChars bounds the text of a memory made from a correction
+// (its content) and from the corrected prompt (its context).
+const maxKnowledgeChars = 4000
+
+// Correction implements engram.FeedbackPolicy. The correction becomes an
+// L2 memory of type "correction" whose source names the feedback and the
+// interaction, whose context is the corrected prompt (searched, never
+// injected, so the same question finds it), in the category of the
+// answer's route (else of the first memory it supersedes, else the
+// default). It supersedes each memory the corrected answer's recall
+// injected that shares the subject: at least subjectOverlap of the
+// smaller term set. P0 identity memories are never superseded by a
+// correction.
+func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbackID, category string, rested []engram.Rested) (*engram.Memory, []string) {
+	if strings.TrimSpace(correction) == "" {
+		return nil, nil
+	}
+	terms := map[string]bool{}
+	for _, t := range analysis.Terms(correction) {
+		terms[t] = true
+	}
+	var superseded []string
+	for _, r := range rested {
+		if !(r.Share > 0) || r.Memory.Priority == engram.P0 {
+			continue
+		}
+		own := map[string]bool{}
+		for _, t := range analysis.Terms(r.Memory.Content) {
+			own[t] = true
+		}
+		shared := 0
+		for t := range own {
+			if terms[t] {
+				shared++
+			}
+		}
+		if smaller := min(len(own), len(terms)); smaller > 0 && float64(shared) >= subjectOverlap*float64(smaller) {
+			superseded = append(superseded, r.Memory.ID)
+			if category == "" {
+				category = r.Memory.Category
+			}
+		}
+	}
+	source, _ := json.Marshal(map[string]string{"kind": "feedback", "feedback_id": feedbackID, "interaction_id": in.ID})
+	return &engram.Memory{Content: clip(correction, maxKnowledgeChars), Context: clip(in.Prompt, maxKnowledgeChars),
+		Category: category, Type: "correction", Source: source}, superseded
+}
+
+// clip cuts s to at most n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }

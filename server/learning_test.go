@@ -206,3 +206,49 @@ func TestTwoServersShareHelpfulness(t *testing.T) {
 		}
 	})
 }
+
+// TestCorrectionBecomesKnowledge: a correction on a thumbed-down answer
+// becomes a memory with the feedback and interaction as its source; the
+// memory the answer rested on for that subject needs revision and names
+// its successor, which the next recall of the question ranks first. An
+// unrelated memory of the same recall is left alone.
+func TestCorrectionBecomesKnowledge(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		old := create(t, e.env, key, `{"content":"The user's dentist is Dr. Li, appointments on Monday","category":"life"}`)
+		other := create(t, e.env, key, `{"content":"The user walks the dog after the dentist visit","category":"life"}`)
+		rec := e.recall(t, key, "who is the user's dentist", 200)
+		if rankOf(rec, old.ID) < 0 {
+			t.Fatalf("recall did not inject the dentist memory: %+v", rec.Items)
+		}
+		in := e.interaction(t, key, map[string]any{"prompt": "Who is my dentist?", "response": "Dr. Li, on Mondays.", "recall_id": rec.ID})
+		const fix = "The user's dentist is Dr. Wang now, appointments on Tuesday"
+		res, _ := e.feedback(t, key, map[string]any{"interaction_id": in.ID, "thumb": "down", "correction": fix}, http.StatusCreated)
+		if res.Knowledge == nil || len(res.Knowledge.Superseded) != 1 || res.Knowledge.Superseded[0] != old.ID {
+			t.Fatalf("correction result: %+v", res.Knowledge)
+		}
+		made := e.memory(t, key, res.Knowledge.MemoryID)
+		var src map[string]string
+		if err := json.Unmarshal(made.Source, &src); err != nil || made.Content != fix || made.Type != "correction" ||
+			src["kind"] != "feedback" || src["feedback_id"] != res.FeedbackID || src["interaction_id"] != in.ID {
+			t.Errorf("the correction's memory: %+v (source %s)", made, made.Source)
+		}
+		if got := e.memory(t, key, old.ID); !got.NeedsRevision || got.SupersededBy != made.ID {
+			t.Errorf("superseded memory: needs_revision %v superseded_by %q", got.NeedsRevision, got.SupersededBy)
+		}
+		if got := e.memory(t, key, other.ID); got.SupersededBy != "" {
+			t.Errorf("a memory about another subject was superseded: %+v", got)
+		}
+		after := e.recall(t, key, "who is the user's dentist", 200)
+		if rankOf(after, made.ID) != 0 || rankOf(after, old.ID) < 0 {
+			t.Errorf("after the correction: %+v", after.Items)
+		}
+		// The same feedback again (idempotency) or the same correction on
+		// another answer makes no second memory.
+		again, _ := e.feedback(t, key, map[string]any{"interaction_id": in.ID, "thumb": "down", "correction": fix}, http.StatusCreated)
+		if again.Knowledge == nil || again.Knowledge.MemoryID != made.ID {
+			t.Errorf("the same correction again: %+v", again.Knowledge)
+		}
+	})
+}

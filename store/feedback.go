@@ -327,6 +327,11 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			return nil, err
 		}
 		res.Pairs = pairs
+		if fb.Correction != "" && fb.Correction != inter.Response {
+			if res.Knowledge, err = db.correct(ctx, tx, tenant, inter, fb, res.Credited, weights, policy); err != nil {
+				return nil, err
+			}
+		}
 	}
 	stored, _ := json.Marshal(res)
 	if err := tx.Model(&feedbackRow{}).Where("id = ?", fb.ID).Update("result", string(stored)).Error; err != nil {
@@ -650,4 +655,55 @@ func (db *DB) EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*en
 			return "", nil
 		}
 	}
+}
+
+// correct stores what a correction became (policy.Correction) in the
+// feedback's transaction: the new memory, or the live memory that already
+// says the same, and the superseded memories marked needs_revision with
+// superseded_by naming it. Memories the rater's cap kept the feedback
+// from crediting are not superseded either. A correction that cannot be a
+// valid memory stays a preference pair only (nil).
+func (db *DB) correct(ctx context.Context, tx *gorm.DB, tenant string, inter *interactionRow, fb feedbackRow,
+	credited []engram.CreditedMemory, shares map[string]float64, policy engram.FeedbackPolicy) (*engram.Knowledge, error) {
+	var rested []engram.Rested
+	for _, c := range credited {
+		if c.Capped {
+			continue
+		}
+		row, err := findRow(tx, tenant, "id = ?", c.ID)
+		if err != nil {
+			return nil, err
+		}
+		rested = append(rested, engram.Rested{Memory: row.toMemory(), Share: shares[c.ID]})
+	}
+	m, ids := policy.Correction(fb.Correction, inter.toInteraction(), fb.ID, inter.Category, rested)
+	if m == nil {
+		return nil, nil
+	}
+	db.rules.ApplyDefaults(m)
+	if db.rules.Validate(m) != nil {
+		return nil, nil
+	}
+	created, err := db.findDuplicate(ctx, tx, tenant, m)
+	if err != nil {
+		return nil, err
+	}
+	if created == nil {
+		if created, err = db.insert(ctx, tx, tenant, m); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+			if !m.Valid || (m.NeedsRevision && m.SupersededBy == created.ID) {
+				return false, nil
+			}
+			m.NeedsRevision, m.SupersededBy = true, created.ID
+			return true, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return &engram.Knowledge{MemoryID: created.ID, Superseded: append([]string{}, ids...)}, nil
 }

@@ -34,3 +34,7 @@ CREATE TABLE rater_reputation (
     updated_at TIMESTAMP NOT NULL,
     PRIMARY KEY (tenant_id, rater)
 );
+
+-- A memory a user's correction superseded names the memory the correction
+-- became ('' for none); it is also marked needs_revision.
+ALTER TABLE memories ADD COLUMN superseded_by TEXT NOT NULL DEFAULT '';
