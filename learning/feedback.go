@@ -244,9 +244,9 @@ const (
 	positionHalf = 4.0
 	// helpPrior is the weight, in recalls, of the tenant's base rate in a
 	// memory's helpfulness estimate: a handful of judged recalls move it.
-	helpPrior = 2.0
+	helpPrior = 4.0
 	// helpPower sharpens the demotion: (g / base)^helpPower.
-	helpPower = 1.0
+	helpPower = 2.0
 	// repPrior is α = β of a rater's Beta prior of agreement, so that a
 	// rater nobody has measured counts fully and a few votes do not
 	// condemn it.
