@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -49,6 +50,37 @@ type Config struct {
 	Learning   LearningConfig        `yaml:"learning"`
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
+	Mirror     MirrorConfig          `yaml:"mirror"`
+}
+
+// MirrorConfig configures the file mirror (journal): every tenant's
+// memories as files under Dir for agents that search with ls, grep and jq.
+type MirrorConfig struct {
+	// Enabled is "auto" (on with SQLite, off with PostgreSQL), "true" or
+	// "false". With PostgreSQL several servers share one database but each
+	// has its own disk, and the mirror's cursor is one per database: turn
+	// it on for one server (or for servers sharing one data directory).
+	Enabled string `yaml:"enabled"`
+	// Dir holds the mirror; empty means <data_dir>/mirror.
+	Dir string `yaml:"dir"`
+	// MaxLogBytes archives a tenant's log.jsonl before it grows past this.
+	MaxLogBytes int64 `yaml:"max_log_bytes"`
+	// Poll is how often an idle server looks for writes to mirror.
+	Poll time.Duration `yaml:"poll"`
+}
+
+// MirrorOn reports whether the file mirror runs: mirror.enabled, where
+// "auto" means on with SQLite only.
+func (c Config) MirrorOn() bool {
+	return c.Mirror.Enabled == "true" || c.Mirror.Enabled == "auto" && c.Store.Driver == "sqlite"
+}
+
+// MirrorDir is where the file mirror lives.
+func (c Config) MirrorDir() string {
+	if c.Mirror.Dir != "" {
+		return c.Mirror.Dir
+	}
+	return filepath.Join(c.DataDir, "mirror")
 }
 
 // LearningConfig configures what recall does to learn from feedback.
@@ -161,6 +193,7 @@ func Default() Config {
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
+		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second},
 		Scoring:    engram.DefaultScoringConfig(),
 	}
 }
@@ -395,6 +428,12 @@ func (c Config) Validate() error {
 	if sc := c.Sleep; sc.Interval < 0 || sc.CompactAfter <= 0 || !(sc.MergeSimilarity > 0 && sc.MergeSimilarity <= 1) ||
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
+	}
+	if mc := c.Mirror; mc.Enabled != "auto" && mc.Enabled != "true" && mc.Enabled != "false" {
+		bad("mirror.enabled", "want auto, true or false, got %q", mc.Enabled)
+	}
+	if mc := c.Mirror; mc.MaxLogBytes < 4096 || mc.Poll <= 0 {
+		bad("mirror", "max_log_bytes must be at least 4096 and poll positive")
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")

@@ -90,3 +90,23 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestMirrorDefault(t *testing.T) {
+	c := Default()
+	if !c.MirrorOn() || c.MirrorDir() != filepath.Join("data", "mirror") {
+		t.Fatalf("SQLite: mirror on at data/mirror, got %v %q", c.MirrorOn(), c.MirrorDir())
+	}
+	c.Store.Driver, c.Store.DSN = "postgres", "host=db"
+	if c.MirrorOn() {
+		t.Fatal("PostgreSQL: the mirror is off unless set")
+	}
+	c.Mirror.Enabled, c.Mirror.Dir = "true", "/srv/mirror"
+	if !c.MirrorOn() || c.MirrorDir() != "/srv/mirror" {
+		t.Fatal("mirror.enabled true and mirror.dir must apply")
+	}
+	c.Mirror.Enabled, c.Mirror.MaxLogBytes = "yes", 10
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "mirror.enabled") || !strings.Contains(err.Error(), "max_log_bytes") {
+		t.Fatalf("want both mirror errors, got %v", err)
+	}
+}

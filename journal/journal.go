@@ -1,9 +1,283 @@
-// Package journal will hold engram's file mirror (DESIGN §6): log.jsonl,
-// an index/ tree with one file per live key, state.jsonl snapshots and
-// archive/ rotation, for agents that search memory with ls, grep and jq.
-// It follows the store's change feed (engram.ChangeFeed) from its last
-// applied sequence, so the store stays the source of truth and the mirror
-// can be rebuilt from it at any time.
+// Package journal is engram's file mirror (DESIGN §6): every tenant's
+// memories as plain files, for agents that search with ls, grep and jq.
 //
-// Nothing is implemented yet.
+//	<dir>/<tenant>/log.jsonl          one Envelope per write, oldest first
+//	<dir>/<tenant>/index/<key>.json   the envelope of every live key
+//	<dir>/<tenant>/memories/<category>/<id>.json   live memories without a key
+//	<dir>/<tenant>/state.jsonl        every live envelope when log.jsonl was last archived
+//	<dir>/<tenant>/archive/log-<first seq>-<last seq>.jsonl   archived logs
+//
+// The mirror follows the store's change feed (engram.ChangeFeed) with a
+// cursor in the store like every feed consumer, so whatever wrote a
+// memory — the API, MCP, the sleep cycle, another server on the database —
+// reaches it, and it resumes where it stopped after a restart. The store
+// stays the source of truth: the files are a copy that Rebuild recreates
+// from the store's event log exactly as following the feed built them.
 package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+// Consumer names the mirror's cursor in the change feed.
+const Consumer = "mirror"
+
+// page is how many changes one read of the feed takes.
+const page = 512
+
+// Tenants lists the tenants, whose names name the mirror's directories.
+type Tenants interface {
+	FindTenants(ctx context.Context) ([]*engram.Tenant, error)
+}
+
+// Config places and bounds the mirror.
+type Config struct {
+	// Dir holds one directory per tenant, named after the tenant.
+	Dir string
+	// MaxLogBytes archives log.jsonl before a line would take it past this.
+	MaxLogBytes int64
+}
+
+// Mirror keeps the file mirror of every tenant in step with the store.
+type Mirror struct {
+	feed    engram.ChangeFeed
+	cursors engram.FeedCursors
+	tenants Tenants
+	cfg     Config
+	holder  string
+	log     *slog.Logger
+	lease   time.Duration
+
+	mu    sync.Mutex
+	names map[string]string // tenant id → name
+}
+
+// New returns the mirror of cfg.Dir; holder names this process in the
+// feed leases it takes (unique per server).
+func New(feed engram.ChangeFeed, cursors engram.FeedCursors, tenants Tenants, cfg Config, holder string, log *slog.Logger) *Mirror {
+	return &Mirror{feed: feed, cursors: cursors, tenants: tenants, cfg: cfg, holder: holder, log: log,
+		lease: time.Minute, names: map[string]string{}}
+}
+
+// Run follows the feed until ctx ends, looking for work every poll when
+// there is none.
+func (m *Mirror) Run(ctx context.Context, poll time.Duration) {
+	for ctx.Err() == nil {
+		worked, err := m.Step(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("file mirror: applying changes failed; retried after the lease", "err", err)
+		}
+		if worked && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+}
+
+// Step claims one tenant with changes the mirror has not applied, applies
+// them (for at most half the lease), and advances the tenant's cursor. It
+// reports whether it found work.
+func (m *Mirror) Step(ctx context.Context) (bool, error) {
+	tenant, after, ok, err := m.cursors.ClaimFeed(ctx, Consumer, m.holder, m.lease)
+	if err != nil || !ok {
+		return false, err
+	}
+	seq, err := m.follow(ctx, tenant, after)
+	// Advancing to the position reached also ends the lease, so a tenant
+	// that failed is retried at the next poll.
+	if aerr := m.cursors.AdvanceFeed(ctx, Consumer, m.holder, tenant, max(seq, after)); err == nil {
+		err = aerr
+	}
+	return true, err
+}
+
+// Sync applies every change not yet mirrored, tenant by tenant, and
+// returns when none is left (or another process holds what is left).
+func (m *Mirror) Sync(ctx context.Context) error {
+	for {
+		worked, err := m.Step(ctx)
+		if err != nil || !worked {
+			return err
+		}
+	}
+}
+
+// follow applies the tenant's changes after the position its files record
+// (which may lag the store's cursor when the directory was removed or
+// restored: the files, not the cursor, say what they hold) and returns
+// the position reached.
+func (m *Mirror) follow(ctx context.Context, tenantID string, after int64) (int64, error) {
+	name, err := m.name(ctx, tenantID)
+	if err != nil {
+		return after, err
+	}
+	root, unlock, err := m.lock(ctx, name)
+	if err != nil {
+		return after, err
+	}
+	defer root.Close()
+	defer unlock()
+	t, err := openTree(root, name, m.cfg.MaxLogBytes)
+	if err != nil {
+		return after, err
+	}
+	if t.position < after {
+		m.log.Info("file mirror: catching up with the store", "tenant", name, "from", t.position, "to", after)
+	}
+	until := time.Now().Add(m.lease / 2)
+	pos, err := t.replay(engram.NewContextWithTenant(ctx, tenantID), m.feed, func() bool { return time.Now().Before(until) })
+	return pos, errors.Join(err, t.close())
+}
+
+// replay applies the feed's changes after the tree's position, a page at
+// a time while more returns true, recording the position after each page.
+func (t *tree) replay(ctx context.Context, feed engram.ChangeFeed, more func() bool) (int64, error) {
+	for {
+		changes, err := feed.Changes(ctx, t.position, page)
+		if err != nil {
+			return t.position, err
+		}
+		if len(changes) == 0 {
+			return t.position, nil
+		}
+		for i, c := range changes {
+			if err := t.apply(c); err != nil {
+				if i > 0 {
+					err = errors.Join(err, t.setPosition(changes[i-1].Seq))
+				}
+				return t.position, err
+			}
+		}
+		if err := t.setPosition(changes[len(changes)-1].Seq); err != nil {
+			return t.position, err
+		}
+		if len(changes) < page || !more() {
+			return t.position, nil
+		}
+	}
+}
+
+// RebuildResult says what Rebuild wrote.
+type RebuildResult struct {
+	Tenant    string `json:"tenant"`
+	Position  int64  `json:"position"`  // the last change of the feed applied
+	Envelopes int    `json:"envelopes"` // lines of log.jsonl and its archives
+	Live      int    `json:"live"`      // files in index/ and memories/
+}
+
+// Rebuild recreates the tenant's mirror from the store: it replays the
+// tenant's whole event log into a new directory, exactly as following the
+// feed wrote the old one, then puts it in the old one's place. Followers
+// wait for it (the tenant's lock) and continue from its position.
+func (m *Mirror) Rebuild(ctx context.Context, tenant *engram.Tenant) (*RebuildResult, error) {
+	root, unlock, err := m.lock(ctx, tenant.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	defer unlock()
+	fresh, old := tenant.Name+".rebuild", tenant.Name+".old"
+	for _, dir := range []string{fresh, old} {
+		if err := root.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+	}
+	t, err := openTree(root, fresh, m.cfg.MaxLogBytes)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := t.replay(engram.NewContextWithTenant(ctx, tenant.ID), m.feed, func() bool { return true })
+	res := &RebuildResult{Tenant: tenant.Name, Position: pos}
+	if err == nil {
+		res.Envelopes, res.Live, err = t.count()
+	}
+	if err = errors.Join(err, t.close()); err != nil {
+		return nil, err
+	}
+	if err := root.Rename(tenant.Name, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := root.Rename(fresh, tenant.Name); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := root.RemoveAll(old); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return res, nil
+}
+
+// count returns the envelopes logged (log.jsonl and archives) and the
+// live files.
+func (t *tree) count() (envelopes, live int, err error) {
+	err = fs.WalkDir(t.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		switch {
+		case p == logFile || strings.HasPrefix(p, archiveDir+"/"):
+			data, err := t.root.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			envelopes += strings.Count(string(data), "\n")
+		case strings.HasPrefix(p, "index/") || strings.HasPrefix(p, "memories/"):
+			live++
+		}
+		return nil
+	})
+	return envelopes, live, err
+}
+
+// lock opens the mirror's directory and takes the tenant's lock.
+func (m *Mirror) lock(ctx context.Context, name string) (*os.Root, func(), error) {
+	if !engram.ValidName(name) {
+		return nil, nil, fmt.Errorf("journal: tenant name %q cannot name a directory", name)
+	}
+	if err := os.MkdirAll(m.cfg.Dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("journal: create %s: %w", m.cfg.Dir, err)
+	}
+	root, err := os.OpenRoot(m.cfg.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	unlock, err := lockDir(ctx, root, "."+name+".lock")
+	if err != nil {
+		_ = root.Close()
+		return nil, nil, err
+	}
+	return root, unlock, nil
+}
+
+// name returns the name of the tenant with id, reading the tenants again
+// when it is not known yet.
+func (m *Mirror) name(ctx context.Context, id string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.names[id]; ok {
+		return n, nil
+	}
+	ts, err := m.tenants.FindTenants(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range ts {
+		m.names[t.ID] = t.Name
+	}
+	if n, ok := m.names[id]; ok {
+		return n, nil
+	}
+	return "", fmt.Errorf("journal: no tenant %s", id)
+}

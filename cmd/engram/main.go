@@ -34,6 +34,8 @@ usage:
                      [--since T] [--until T] [--category C] [--min-margin M]
   engram reflect [--tenant NAME] [--category C]       write L3 reflections of the groups that changed
   engram sleep [--tenant NAME]                        merge, archive, expire, compact, re-reflect (every tenant by default)
+  engram mirror rebuild [--tenant NAME]               recreate the file mirror from the store (every tenant by default)
+  engram mirror sync                                  apply the writes the file mirror has not followed yet
   engram bench locomo --data locomo10.json [--budget N] [--plain]
                      recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N]
@@ -71,6 +73,8 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runReflect(ctx, args[1:], environ, stdout)
 	case "sleep":
 		err = runSleep(ctx, args[1:], environ, stdout)
+	case "mirror":
+		err = runMirror(ctx, args[1:], environ, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "engram", Version)
 	case "help", "-h", "--help":

@@ -62,13 +62,16 @@ func runMCP(ctx context.Context, args, environ []string, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	// The embeddings follow the change feed here too: with no server
-	// running, this process is the only one that writes.
+	// The embeddings and the file mirror follow the change feed here too:
+	// with no server running, this process is the only one that writes.
 	var background sync.WaitGroup
 	bg, stop := context.WithCancel(context.Background())
 	defer func() { stop(); background.Wait() }()
 	if services.Embeddings != nil {
 		background.Go(func() { services.Embeddings.Run(bg, cfg.Embeddings.Poll) })
+	}
+	if services.Mirror != nil {
+		background.Go(func() { services.Mirror.Run(bg, cfg.Mirror.Poll) })
 	}
 	logger.Info("engram mcp started", "transport", "stdio", "tenant_id", id.TenantID, "driver", cfg.Store.Driver, "data_dir", cfg.DataDir)
 	err = NewMCP(cfg, db, services, logger).RunStdio(ctx, id, os.Stdin, nopWriteCloser{stdout})

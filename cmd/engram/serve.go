@@ -20,6 +20,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -91,6 +92,9 @@ type Services struct {
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
 	Sleep       *reflections.Sleeper
+	// Mirror follows the change feed into the file mirror when
+	// mirror.enabled says so; nil otherwise. Main runs it in the background.
+	Mirror *journal.Mirror
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -124,6 +128,9 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
 		recall.WithDense(embedder, db, e.Timeout)
 		services.Embeddings = learning.NewEmbeddings(embedder, db, db, db, holderName(), logger)
+	}
+	if cfg.MirrorOn() {
+		services.Mirror = newMirror(cfg, db, logger)
 	}
 	return services, nil
 }
@@ -236,6 +243,9 @@ func (m *Main) Start(ctx context.Context) error {
 	m.stop = stop
 	if services.Embeddings != nil {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
+	}
+	if services.Mirror != nil {
+		m.background.Go(func() { services.Mirror.Run(bg, m.Config.Mirror.Poll) })
 	}
 	if every := m.Config.Sleep.Interval; every > 0 {
 		m.background.Go(func() { m.sleepEvery(bg, every, services.Sleep, sleepMetrics) })

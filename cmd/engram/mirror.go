@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/journal"
+	"github.com/engram-memory/engram/store"
+)
+
+// newMirror builds the file mirror of cfg on db.
+func newMirror(cfg configs.Config, db *store.DB, logger *slog.Logger) *journal.Mirror {
+	return journal.New(db, db, db, journal.Config{Dir: cfg.MirrorDir(), MaxLogBytes: cfg.Mirror.MaxLogBytes},
+		holderName(), logger)
+}
+
+// runMirror is `engram mirror rebuild [--tenant T]`, which recreates the
+// file mirror from the store (one JSON line per tenant), and `engram
+// mirror sync`, which applies the writes it has not followed yet (after
+// engram sleep or reflect run with no server up, say). Both work whatever
+// mirror.enabled says and beside a running server: a tenant's files are
+// locked while they change.
+func runMirror(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	if len(args) == 0 || (args[0] != "rebuild" && args[0] != "sync") {
+		return engram.Errorf(engram.EINVALID, "usage: engram mirror rebuild [--tenant NAME] | engram mirror sync")
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("mirror "+verb, flag.ContinueOnError)
+	load := commonFlags(fs, false)
+	var only *string
+	if verb == "rebuild" {
+		only = fs.String("tenant", "", "only this tenant (default: every tenant)")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return engram.Errorf(engram.EINVALID, "mirror %s: unexpected argument %q", verb, fs.Arg(0))
+	}
+	cfg, err := load(environ)
+	if err != nil {
+		return err
+	}
+	logger := NewLogger(cfg, os.Stderr)
+	db, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	mirror := newMirror(cfg, db, logger)
+	if verb == "sync" {
+		if err := mirror.Sync(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "applied the writes not yet mirrored (tenants another process is mirroring now are left to it): %s\n", cfg.MirrorDir())
+		return nil
+	}
+	tenants, err := db.FindTenants(ctx)
+	if err != nil {
+		return err
+	}
+	found := false
+	enc := json.NewEncoder(stdout)
+	for _, t := range tenants {
+		if *only != "" && t.Name != *only {
+			continue
+		}
+		found = true
+		res, err := mirror.Rebuild(ctx, t)
+		if err != nil {
+			return fmt.Errorf("mirror rebuild %s: %w", t.Name, err)
+		}
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return engram.Errorf(engram.ENOTFOUND, "tenant %q not found", *only)
+	}
+	return nil
+}
