@@ -93,6 +93,9 @@ type FeedbackResult struct {
 	Credited    []CreditedMemory     `json:"credited"`
 	Reflections []CreditedReflection `json:"reflections,omitempty"` // injected reflections the feedback counted on
 	Pairs       []string             `json:"pairs"`                 // ids of the preference pairs it completed
+	// Knowledge is what a correction became: the new memory and the
+	// memories it superseded.
+	Knowledge *Knowledge `json:"knowledge,omitempty"`
 	// Replayed is true when the idempotency key was seen before: this is
 	// the first submission's result and nothing was applied again.
 	Replayed bool `json:"replayed,omitempty"`
@@ -160,6 +163,9 @@ type FeedbackService interface {
 	EachPair(ctx context.Context, f PairFilter, fn func(*Pair) error) (string, error)
 	// EachUnpaired calls fn for each judged interaction matching f.
 	EachUnpaired(ctx context.Context, f PairFilter, fn func(*Unpaired) error) (string, error)
+	// Impact estimates a memory's effect on the ratings of the answers it
+	// was injected into. ENOTFOUND for a memory outside the tenant.
+	Impact(ctx context.Context, memoryID string) (*Impact, error)
 }
 
 // Judgement is the latest feedback on one answer, as the pair rule sees it.
@@ -192,4 +198,95 @@ type FeedbackPolicy interface {
 	// CorrectionMargin is the margin of the pair a user's correction makes
 	// with the answer judged by signal.
 	CorrectionMargin(signal float64) float64
+	// RaterWeight is how much a rater of reputation r counts, in [0, 1]:
+	// the store scales every credit and all evidence of its votes by it.
+	RaterWeight(r Reputation) float64
+	// Evidence is what one non-zero signal of full rater weight adds to the
+	// helpfulness evidence of a memory a recall injected with share, at
+	// rank (0 for the best score).
+	Evidence(signal, share float64, rank int) float64
+	// Agreement says how far a rater's signal agrees (> 0) or disagrees
+	// (< 0) with what other raters' evidence says of the memories it
+	// judges (their helpfulness, best ranked first), against the tenant's
+	// base; 0 when nothing is known.
+	Agreement(signal float64, judged []Helpfulness, base Helpfulness) float64
+	// Correction turns a user's correction of an answer into a new L2
+	// memory (nil for none) and names the memories the answer rested on
+	// that it supersedes: those about the same subject.
+	Correction(correction string, in *Interaction, feedbackID, category string, rested []Rested) (*Memory, []string)
+}
+
+// Knowledge is the L2 memory a user's correction became, and the
+// memories of the corrected answer it superseded (now needs_revision,
+// with superseded_by naming it).
+type Knowledge struct {
+	MemoryID   string   `json:"memory_id"`
+	Superseded []string `json:"superseded"`
+}
+
+// Rested is a memory a judged answer rested on, with its share of it.
+type Rested struct {
+	Memory *Memory
+	Share  float64
+}
+
+// Outcomes sums the signals of some recalls.
+type Outcomes struct {
+	N   int64   `json:"n"`
+	Sum float64 `json:"sum"`
+	Sq  float64 `json:"sum_sq"`
+}
+
+// Mean is the mean signal, 0 when there is none.
+func (o Outcomes) Mean() float64 {
+	if o.N == 0 {
+		return 0
+	}
+	return o.Sum / float64(o.N)
+}
+
+// Helpfulness is the evidence feedback left on one memory across every
+// recall it was injected into (or, for the tenant's totals, every judged
+// recall). The store keeps it; the learning package weighs it.
+type Helpfulness struct {
+	// Good and Bad are the weighted evidence of good and bad answers.
+	Good float64 `json:"good"`
+	Bad  float64 `json:"bad"`
+	// With are the signals of judged recalls that injected the memory,
+	// Without those of judged recalls where exploration held it back.
+	With    Outcomes `json:"with"`
+	Without Outcomes `json:"without"`
+}
+
+// Reputation is what the store knows of one rater: how often its votes
+// agreed or disagreed with other raters' evidence, and how many it cast.
+type Reputation struct {
+	Agree    float64 `json:"agree"`
+	Disagree float64 `json:"disagree"`
+	Votes    int64   `json:"votes"`
+}
+
+// Impact is a memory's measured effect on the ratings of the answers it
+// was injected into (GET /v1/memories/{id}/impact).
+type Impact struct {
+	MemoryID string `json:"memory_id"`
+	// With and Without are the judged recalls that injected the memory
+	// and that exploration held it back from: count and mean signal.
+	With    ImpactArm `json:"with"`
+	Without ImpactArm `json:"without"`
+	// Effect is with − without, in signal units ([-2, 2]), with a 95%
+	// confidence interval; nil when either arm has no judged recall.
+	Effect *float64  `json:"effect"`
+	CI     []float64 `json:"ci95"`
+	// Helpfulness is the factor recall multiplies the memory's score by,
+	// with its evidence.
+	Helpfulness float64 `json:"helpfulness"`
+	Good        float64 `json:"help_good"`
+	Bad         float64 `json:"help_bad"`
+}
+
+// ImpactArm is one side of an impact estimate.
+type ImpactArm struct {
+	N    int64   `json:"n"`
+	Mean float64 `json:"mean_signal"`
 }

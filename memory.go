@@ -66,14 +66,18 @@ type Memory struct {
 	// users approved (positive feedback), newest last. Like Context it is
 	// searched at low weight and never injected, so a memory that helped
 	// answer a question is found again for similar ones.
-	Learned       string          `json:"learned,omitempty"`
-	Importance    float64         `json:"importance"`
-	Priority      Priority        `json:"priority"`
-	Confidence    float64         `json:"confidence"`
-	Reward        float64         `json:"reward"`
-	UpCount       int64           `json:"up_count"`
-	DownCount     int64           `json:"down_count"`
-	NeedsRevision bool            `json:"needs_revision"`
+	Learned       string   `json:"learned,omitempty"`
+	Importance    float64  `json:"importance"`
+	Priority      Priority `json:"priority"`
+	Confidence    float64  `json:"confidence"`
+	Reward        float64  `json:"reward"`
+	UpCount       int64    `json:"up_count"`
+	DownCount     int64    `json:"down_count"`
+	NeedsRevision bool     `json:"needs_revision"`
+	// SupersededBy is the memory a user's correction of an answer this
+	// memory rested on became (see FeedbackResult.Knowledge); such a memory
+	// also needs revision.
+	SupersededBy  string          `json:"superseded_by,omitempty"`
 	Source        json.RawMessage `json:"source,omitempty"`
 	SecurityLevel string          `json:"security_level"`
 

@@ -6,8 +6,8 @@ import (
 )
 
 // ScoreBreakdown explains a recalled memory's score: the product of
-// relevance, reward factor, confidence, retention and the revision
-// penalty, each in [0, 1].
+// relevance, reward factor, confidence, retention, the revision penalty
+// and helpfulness, each in [0, 1].
 type ScoreBreakdown struct {
 	Relevance  float64 `json:"relevance"`
 	Reward     float64 `json:"reward"`     // Beta posterior mean of up/down votes
@@ -16,7 +16,19 @@ type ScoreBreakdown struct {
 	Revision   float64 `json:"revision"`   // 1, or the demotion of a needs_revision memory
 	AgeDays    float64 `json:"age_days"`   // t: days since last reinforcement
 	Stability  float64 `json:"stability"`  // S in days; 0 = never decays
-	Score      float64 `json:"score"`
+	// Helpfulness is what feedback on the recalls that injected the memory
+	// says about it, whatever their query (see Helpfulness): 1 when it is
+	// no worse than the tenant's answers at large or nothing is known.
+	Helpfulness float64 `json:"helpfulness"`
+	// HelpGood and HelpBad are the evidence behind Helpfulness: recalls
+	// judged good and bad, weighted by the memory's share and position in
+	// them and by each rater's reputation.
+	HelpGood float64 `json:"help_good"`
+	HelpBad  float64 `json:"help_bad"`
+	// Impact is the measured effect of injecting the memory (signal with
+	// it minus signal when exploration held it back), when both are known.
+	Impact *float64 `json:"impact,omitempty"`
+	Score  float64  `json:"score"`
 }
 
 // RecallItem is one memory chosen for a recall.
@@ -52,7 +64,12 @@ type Recall struct {
 	TokensUsed     int          `json:"tokens_used"`
 	TokenBudget    int          `json:"token_budget"`
 	DegradeReasons []string     `json:"degrade_reasons,omitempty"`
-	CreatedAt      time.Time    `json:"created_at"`
+	// HeldBack is the memory exploration left out of this recall
+	// (learning.explore), with the score it had: feedback on the recall
+	// counts towards that memory's measured impact. Never shown to the
+	// client, whose context it is not part of.
+	HeldBack  *RecallItem `json:"-"`
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 // RecallService runs recalls for the tenant in the context.

@@ -17,9 +17,13 @@ import (
 
 // Services are the engram services a harness drives.
 type Services struct {
-	Auth        engram.AuthService
-	Memories    engram.MemoryService
-	Recall      engram.RecallService
+	Auth     engram.AuthService
+	Memories engram.MemoryService
+	Recall   engram.RecallService
+	// Measure, when set, answers the measured (not judged) recalls: the
+	// same recall without exploration, so that a figure does not move
+	// with a memory held back at random.
+	Measure     engram.RecallService
 	Router      engram.RouterService
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService

@@ -284,6 +284,16 @@ var locomoSource = json.RawMessage(`{"kind":"bench","name":"locomo"}`)
 //   - plain: nothing else. No tags, type, data or context, so the input
 //     is the baseline's rows and only the retrieval differs.
 func ingestConversation(ctx context.Context, svc Services, conv locomoConversation, plain bool) (map[string]string, error) {
+	batch, dia, err := turnMemories(ctx, svc, conv, plain)
+	if err != nil {
+		return nil, err
+	}
+	return storeMemories(ctx, svc, batch, dia)
+}
+
+// turnMemories builds the memories of a conversation's turns, in
+// conversation order, and their dia_ids (see ingestConversation).
+func turnMemories(ctx context.Context, svc Services, conv locomoConversation, plain bool) ([]*engram.Memory, []string, error) {
 	type session struct {
 		n     int
 		date  string
@@ -316,7 +326,7 @@ func ingestConversation(ctx context.Context, svc Services, conv locomoConversati
 			}
 			route, err := svc.Router.RouteQuery(ctx, content)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			m := &engram.Memory{Content: content, Category: route.Domains[0].Name, Source: locomoSource}
 			if !plain {
@@ -328,6 +338,12 @@ func ingestConversation(ctx context.Context, svc Services, conv locomoConversati
 			dia = append(dia, t.DiaID)
 		}
 	}
+	return batch, dia, nil
+}
+
+// storeMemories stores batch in order and returns memory id → label
+// (labels[i] names batch[i]).
+func storeMemories(ctx context.Context, svc Services, batch []*engram.Memory, labels []string) (map[string]string, error) {
 	byMemory := make(map[string]string, len(batch))
 	for i := 0; i < len(batch); i += 100 {
 		res, err := svc.Memories.CreateMemories(ctx, batch[i:min(i+100, len(batch))])
@@ -335,7 +351,7 @@ func ingestConversation(ctx context.Context, svc Services, conv locomoConversati
 			return nil, err
 		}
 		for j, r := range res {
-			byMemory[r.Memory.ID] = dia[i+j]
+			byMemory[r.Memory.ID] = labels[i+j]
 		}
 	}
 	return byMemory, nil

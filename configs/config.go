@@ -48,6 +48,7 @@ type Config struct {
 	Scoring    engram.ScoringConfig  `yaml:"scoring"`
 	Embeddings EmbeddingsConfig      `yaml:"embeddings"`
 	Feedback   engram.FeedbackConfig `yaml:"feedback"`
+	Learning   LearningConfig        `yaml:"learning"`
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
 	Sessions   engram.SessionsConfig `yaml:"sessions"`
@@ -82,6 +83,14 @@ func (c Config) MirrorDir() string {
 		return c.Mirror.Dir
 	}
 	return filepath.Join(c.DataDir, "mirror")
+}
+
+// LearningConfig configures what recall does to learn from feedback.
+type LearningConfig struct {
+	// Explore is the share of recalls that hold back one of their three
+	// best-scored memories (never P0, never a key the query names) and
+	// record it, so that feedback measures each memory's impact.
+	Explore float64 `yaml:"explore"`
 }
 
 // ReflectorConfig configures the L3 reflector. With BaseURL empty it is
@@ -196,6 +205,7 @@ func Default() Config {
 		Sleep:      SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: 30 * 24 * time.Hour},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
+		Learning:   LearningConfig{Explore: 0.03},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
 		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second},
 		Scoring:    engram.DefaultScoringConfig(),
@@ -486,6 +496,9 @@ func (c Config) Validate() error {
 	}
 	if fc.RevisionThreshold < 1 || fc.RaterCap < 1 || fc.MaxTextChars < 1 || fc.RaterWindow <= 0 {
 		bad("feedback", "revision_threshold, rater_cap, max_text_chars and rater_window must be positive")
+	}
+	if x := c.Learning.Explore; !(x >= 0 && x <= 0.5) {
+		bad("learning.explore", "must be in [0, 0.5]")
 	}
 	if r.OffRouteWeight < 0 || r.OffRouteWeight > 1 {
 		bad("recall.off_route_weight", "must be in [0, 1]")

@@ -2,12 +2,14 @@ package learning
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
 )
 
 // FeedbackStore is what feedback needs from the store.
@@ -16,6 +18,7 @@ type FeedbackStore interface {
 	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
+	MemoryHelpfulness(ctx context.Context, id string) (engram.Helpfulness, engram.Helpfulness, error)
 }
 
 // Feedback implements engram.FeedbackService: it validates, and credits
@@ -231,4 +234,170 @@ func learn(learned, query string) string {
 		out = string(r[:min(len(r), maxLearnedChars/4)])
 	}
 	return out
+}
+
+// Helpfulness and reputation constants, fixed on the learning benchmark's
+// tuning seed (seed 1; see bench/learning.go) and never on a reported one.
+const (
+	// positionHalf is the rank at which a memory's evidence from one
+	// recall halves: the best-scored memory drove the answer most.
+	positionHalf = 4.0
+	// helpPrior is the weight, in recalls, of the tenant's base rate in a
+	// memory's helpfulness estimate: a handful of judged recalls move it.
+	helpPrior = 4.0
+	// helpPower sharpens the demotion: (g / base)^helpPower.
+	helpPower = 2.0
+	// repPrior is α = β of a rater's Beta prior of agreement, so that a
+	// rater nobody has measured counts fully and a few votes do not
+	// condemn it.
+	repPrior = 3.0
+	// freeVotes is how many votes a rater casts at full weight before it
+	// must agree with the others more often than not to keep it.
+	freeVotes = 5
+	// agreeScale is the consensus (a shrunk good-rate minus the base rate)
+	// at which one vote counts as most of an agreement or disagreement.
+	agreeScale = 0.1
+	// impactZ is the normal quantile of the impact confidence interval.
+	impactZ = 1.96
+	// impactMin is the fewest judged recalls, with and without a memory,
+	// before its impact is used.
+	impactMin = 3
+)
+
+// RaterWeight implements engram.FeedbackPolicy: the posterior mean of the
+// rater's agreement, Beta(repPrior, repPrior) before any vote, over the
+// prior mean, capped at 1. A rater whose votes agree with the others'
+// evidence as often as not counts fully; one that keeps contradicting it
+// (a hostile rater flipping thumbs) fades towards 0.
+//
+// A rater that has not earned trust (agreeing no more often than it
+// disagrees) gets diminishing returns past freeVotes votes in the tenant:
+// its weight shrinks by √(freeVotes / votes), so a prolific rater whose
+// votes the others' evidence does not bear out cannot outvote them.
+func (f *Feedback) RaterWeight(r engram.Reputation) float64 {
+	a, d := math.Max(r.Agree, 0), math.Max(r.Disagree, 0)
+	w := math.Min(1, 2*(a+repPrior)/(a+d+2*repPrior))
+	if r.Votes > freeVotes && a <= d {
+		w *= math.Sqrt(freeVotes / float64(r.Votes))
+	}
+	return w
+}
+
+// Evidence implements engram.FeedbackPolicy: |signal| × share × a position
+// weight 1 / (1 + rank / positionHalf).
+func (f *Feedback) Evidence(signal, share float64, rank int) float64 {
+	return math.Abs(signal) * unit(share) / (1 + float64(max(rank, 0))/positionHalf)
+}
+
+// Agreement implements engram.FeedbackPolicy. The others' consensus on the
+// judged memories is the mean, weighted by evidence and rank, of each
+// memory's shrunk good-rate minus the tenant's base rate; a vote agrees
+// when its sign matches the consensus, by tanh(|consensus| / agreeScale).
+func (f *Feedback) Agreement(signal float64, judged []engram.Helpfulness, base engram.Helpfulness) float64 {
+	p0 := baseRate(base)
+	num, den := 0.0, 0.0
+	for i, h := range judged {
+		n := h.Good + h.Bad
+		if n <= 0 {
+			continue
+		}
+		w := n / (1 + float64(i)/positionHalf)
+		num += w * (goodRate(h, p0) - p0)
+		den += w
+	}
+	if den == 0 || signal == 0 {
+		return 0
+	}
+	c := num / den
+	return math.Copysign(1, signal) * math.Tanh(c/agreeScale)
+}
+
+// baseRate is the tenant's share of good answers, Beta(1, 1)-smoothed.
+func baseRate(base engram.Helpfulness) float64 {
+	return (base.Good + 1) / (base.Good + base.Bad + 2)
+}
+
+// goodRate is a memory's share of good answers, shrunk towards the base
+// rate p0 by helpPrior recalls.
+func goodRate(h engram.Helpfulness, p0 float64) float64 {
+	return (h.Good + helpPrior*p0) / (h.Good + h.Bad + helpPrior)
+}
+
+// Impact implements engram.FeedbackService: the mean signal of the judged
+// recalls that injected the memory and of those that exploration held it
+// back from, their difference with a normal 95% interval (once each arm
+// has a judged recall), and the helpfulness factor recall applies.
+func (f *Feedback) Impact(ctx context.Context, id string) (*engram.Impact, error) {
+	h, base, err := f.FeedbackStore.MemoryHelpfulness(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &engram.Impact{MemoryID: id, With: engram.ImpactArm{N: h.With.N, Mean: h.With.Mean()},
+		Without: engram.ImpactArm{N: h.Without.N, Mean: h.Without.Mean()}, Good: h.Good, Bad: h.Bad}
+	out.Helpfulness, _ = f.scorer.Helpful(h, base)
+	if effect, lo, hi, ok := impact(h, 1); ok {
+		out.Effect, out.CI = &effect, []float64{lo, hi}
+	}
+	return out, nil
+}
+
+// subjectOverlap is the share of the smaller of two term sets (a
+// correction's and a memory's) that both must hold for the memory to be
+// about the correction's subject.
+const subjectOverlap = 0.5
+
+// maxKnowledgeChars bounds the text of a memory made from a correction
+// (its content) and from the corrected prompt (its context).
+const maxKnowledgeChars = 4000
+
+// Correction implements engram.FeedbackPolicy. The correction becomes an
+// L2 memory of type "correction" whose source names the feedback and the
+// interaction, whose context is the corrected prompt (searched, never
+// injected, so the same question finds it), in the category of the
+// answer's route (else of the first memory it supersedes, else the
+// default). It supersedes each memory the corrected answer's recall
+// injected that shares the subject: at least subjectOverlap of the
+// smaller term set. P0 identity memories are never superseded by a
+// correction.
+func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbackID, category string, rested []engram.Rested) (*engram.Memory, []string) {
+	if strings.TrimSpace(correction) == "" {
+		return nil, nil
+	}
+	terms := map[string]bool{}
+	for _, t := range analysis.Terms(correction) {
+		terms[t] = true
+	}
+	var superseded []string
+	for _, r := range rested {
+		if !(r.Share > 0) || r.Memory.Priority == engram.P0 {
+			continue
+		}
+		own := map[string]bool{}
+		for _, t := range analysis.Terms(r.Memory.Content) {
+			own[t] = true
+		}
+		shared := 0
+		for t := range own {
+			if terms[t] {
+				shared++
+			}
+		}
+		if smaller := min(len(own), len(terms)); smaller > 0 && float64(shared) >= subjectOverlap*float64(smaller) {
+			superseded = append(superseded, r.Memory.ID)
+			if category == "" {
+				category = r.Memory.Category
+			}
+		}
+	}
+	source, _ := json.Marshal(map[string]string{"kind": "feedback", "feedback_id": feedbackID, "interaction_id": in.ID})
+	return &engram.Memory{Content: clip(correction, maxKnowledgeChars), Context: clip(in.Prompt, maxKnowledgeChars),
+		Category: category, Type: "correction", Source: source}, superseded
+}
+
+// clip cuts s to at most n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }

@@ -20,6 +20,9 @@ type RecallStore interface {
 	RecentMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error)
 	FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error)
 	SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error
+	// FindHelpfulness returns the helpfulness evidence of the given
+	// memories (those with any) and the tenant's totals.
+	FindHelpfulness(ctx context.Context, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error)
 	// EachReflection yields the tenant's current L3 reflections.
 	EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error
 }
@@ -44,6 +47,9 @@ type Recaller struct {
 	cfg    engram.RecallConfig
 	now    engram.Clock
 	dense  *dense
+	// explore is the share of recalls that hold back one memory to
+	// measure its impact (see explore.go).
+	explore float64
 }
 
 type dense struct {
@@ -109,12 +115,16 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	}
 	degrade = append(degrade, reasons...)
 	text, items, used := r.packer.Pack(cands, req.TokenBudget, RecallLine)
+	held, cands := r.holdBack(query, cands, items)
+	if held != nil {
+		text, items, used = r.packer.Pack(cands, req.TokenBudget, RecallLine)
+	}
 	if items == nil {
 		items = []engram.RecallItem{}
 	}
 	rec := &engram.Recall{
 		Query: query, Route: *route, Items: items, Context: text, TokensUsed: used, TokenBudget: req.TokenBudget,
-		DegradeReasons: degrade, CreatedAt: r.now().UTC(),
+		DegradeReasons: degrade, HeldBack: held, CreatedAt: r.now().UTC(),
 	}
 	if err := r.store.SaveRecall(ctx, rec, req.AgentID, req.SessionID); err != nil {
 		return nil, err
@@ -194,6 +204,9 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	}
 	for _, h := range hits {
 		add(h.Memory, h.Score/top)
+	}
+	if err := r.helpful(ctx, out); err != nil {
+		return nil, nil, err
 	}
 	if slices.Contains(route.Layers, engram.LayerL3) {
 		refl, err := r.reflectionCandidates(ctx, query)

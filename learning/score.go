@@ -164,13 +164,15 @@ func priorityIndex(p engram.Priority) int {
 
 // Score returns m's score for a query it matches with relevance, and the
 // breakdown of that score: relevance × reward × confidence × retention ×
-// revision, each factor in [0, 1].
+// revision, each factor in [0, 1]. Helpfulness is 1 here; the recall
+// multiplies it in once the memory's evidence is read (see Helpful).
 func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdown {
 	b := engram.ScoreBreakdown{
-		Relevance:  unit(relevance),
-		Reward:     s.reward(m.UpCount, m.DownCount),
-		Confidence: unit(m.Confidence),
-		Revision:   1,
+		Relevance:   unit(relevance),
+		Reward:      s.reward(m.UpCount, m.DownCount),
+		Confidence:  unit(m.Confidence),
+		Revision:    1,
+		Helpfulness: 1,
 	}
 	if m.NeedsRevision {
 		b.Revision = unit(s.cfg.RevisionFactor)
@@ -248,4 +250,51 @@ func unit(x float64) float64 {
 	default:
 		return 0
 	}
+}
+
+// Helpful returns the helpfulness factor of a memory with evidence h in a
+// tenant whose judged answers total base: its shrunk good-rate over the
+// base rate, capped at 1, so that a memory no worse than the tenant's
+// answers at large keeps its score and one that keeps turning up in bad
+// answers sinks for every query. A measured impact that is negative
+// (its 95% interval below 0) halves the factor; a positive one restores
+// it to 1.
+func (s *Scorer) Helpful(h, base engram.Helpfulness) (float64, *float64) {
+	if h.Good+h.Bad <= 0 && h.Without.N == 0 {
+		return 1, nil
+	}
+	p0 := baseRate(base)
+	f := unit(math.Pow(goodRate(h, p0)/p0, helpPower))
+	effect, lo, hi, ok := impact(h, impactMin)
+	if !ok {
+		return f, nil
+	}
+	switch {
+	case hi < 0:
+		f /= 2
+	case lo > 0:
+		f = 1
+	}
+	return f, &effect
+}
+
+// impact is the difference of mean signals with and without a memory and
+// its normal 95% interval; ok is false until both arms have least judged
+// recalls.
+func impact(h engram.Helpfulness, least int64) (effect, lo, hi float64, ok bool) {
+	if h.With.N < least || h.Without.N < least {
+		return 0, 0, 0, false
+	}
+	// The sample variance of the mean; with one recall, the largest a
+	// signal in [-1, 1] can have.
+	variance := func(o engram.Outcomes) float64 {
+		if o.N < 2 {
+			return 1
+		}
+		n, m := float64(o.N), o.Mean()
+		return math.Max(o.Sq-n*m*m, 0) / (n - 1) / n
+	}
+	effect = h.With.Mean() - h.Without.Mean()
+	se := math.Sqrt(variance(h.With) + variance(h.Without))
+	return effect, effect - impactZ*se, effect + impactZ*se, true
 }

@@ -70,8 +70,14 @@ type fbEnv struct {
 // service and the exporter like cmd/engram's NewServices and exporter.
 func newFeedbackEnv(t testing.TB, engine string) *fbEnv {
 	t.Helper()
+	return newFeedbackEnvWith(t, storetest.Options(t, engine))
+}
+
+// newFeedbackEnvWith is newFeedbackEnv on the database o names, so that
+// two servers can share one.
+func newFeedbackEnvWith(t testing.TB, o store.Options) *fbEnv {
+	t.Helper()
 	clock := &fbClock{}
-	o := storetest.Options(t, engine)
 	o.Now = clock.now
 	db := storetest.OpenWith(t, o)
 	cfg := configs.Default()

@@ -339,6 +339,15 @@ func (s *Server) handleMemoryHistory(c *gin.Context) {
 	c.JSON(http.StatusOK, page)
 }
 
+func (s *Server) handleMemoryImpact(c *gin.Context) {
+	imp, err := s.cfg.Feedback.Impact(c.Request.Context(), memoryID(c))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, imp)
+}
+
 type rollbackRequest struct {
 	Version int64 `json:"version"`
 }

@@ -115,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 	v1.PATCH("/memories/:id", s.handlePatchMemory)
 	v1.DELETE("/memories/:id", s.handleDeleteMemory)
 	v1.GET("/memories/:id/history", s.handleMemoryHistory)
+	v1.GET("/memories/:id/impact", s.handleMemoryImpact)
 	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
 	v1.POST("/route", s.handleRoute)
 	v1.POST("/recall", s.handleRecall)

@@ -173,22 +173,30 @@ func (db *DB) findRecall(g *gorm.DB, tenant, id string) (*recallRow, error) {
 func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
-	refs := make([]engram.MemoryRef, len(items))
-	for i, it := range items {
-		refs[i] = engram.MemoryRef{ID: it.ID, Version: it.Version}
+	refs := make([]engram.MemoryRef, 0, len(items))
+	for _, it := range items {
+		if !it.HeldBack {
+			refs = append(refs, engram.MemoryRef{ID: it.ID, Version: it.Version})
+		}
 	}
 	return refs
 }
 
-// scores returns the score the recall gave each memory it injected.
-func (r *recallRow) scores() map[string]float64 {
+// scores returns the score the recall gave each memory it injected, and
+// the id of the memory exploration held back ("" when none).
+func (r *recallRow) scores() (map[string]float64, string) {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
 	out := make(map[string]float64, len(items))
+	held := ""
 	for _, it := range items {
+		if it.HeldBack {
+			held = it.ID
+			continue
+		}
 		out[it.ID] = it.Score
 	}
-	return out
+	return out, held
 }
 
 // SubmitFeedback records a feedback and, in the same transaction,
@@ -253,8 +261,8 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		Correction: in.Correction, Rater: in.Rater, IdempotencyKey: in.IdempotencyKey, CreatedAt: now}
 
 	var inter *interactionRow
-	var query string
-	weights := map[string]float64{}
+	var query, heldBack string
+	weights, scores := map[string]float64{}, map[string]float64{}
 	switch {
 	case in.InteractionID != "":
 		var rows []interactionRow
@@ -271,19 +279,21 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			if err != nil {
 				return nil, err
 			}
-			weights, query = policy.Shares(rec.scores()), rec.Query
+			scores, heldBack = rec.scores()
+			weights, query = policy.Shares(scores), rec.Query
 		}
 	case in.RecallID != "":
 		rec, err := db.findRecall(tx, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
 		}
-		weights, query = policy.Shares(rec.scores()), rec.Query
+		scores, heldBack = rec.scores()
+		weights, query = policy.Shares(scores), rec.Query
 	default:
 		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
 			return nil, err
 		}
-		weights[in.MemoryID] = 1
+		weights[in.MemoryID], scores[in.MemoryID] = 1, 1
 	}
 	targets := make([]string, 0, len(weights))
 	for id, w := range weights {
@@ -295,10 +305,15 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		return nil, fmt.Errorf("store: save feedback: %w", err)
 	}
 	res := &engram.FeedbackResult{FeedbackID: fb.ID, Signal: fb.Signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
-	if fb.Signal != 0 {
+	// A recall that injected nothing credits nothing and teaches nothing.
+	if fb.Signal != 0 && len(targets) > 0 {
 		// One order for every writer, so concurrent feedbacks on PostgreSQL
 		// lock the same memories in the same order.
 		sort.Strings(targets)
+		l, err := db.startLearning(tx, tenant, fb, targets, scores, policy)
+		if err != nil {
+			return nil, err
+		}
 		for _, id := range targets {
 			if strings.HasPrefix(id, reflectionPrefix) {
 				cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
@@ -310,13 +325,19 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 				}
 				continue
 			}
-			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id], query, policy)
+			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id]*l.raterWeight, query, policy)
 			if err != nil {
 				return nil, err
 			}
 			if cm != nil {
 				res.Credited = append(res.Credited, *cm)
+				if !cm.Capped {
+					l.evidence(id, weights[id])
+				}
 			}
+		}
+		if err := db.finishLearning(tx, tenant, fb, l, heldBack, in.MemoryID == ""); err != nil {
+			return nil, err
 		}
 	}
 	if inter != nil {
@@ -325,6 +346,11 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			return nil, err
 		}
 		res.Pairs = pairs
+		if fb.Correction != "" && fb.Correction != inter.Response {
+			if res.Knowledge, err = db.correct(ctx, tx, tenant, inter, fb, res.Credited, weights, policy); err != nil {
+				return nil, err
+			}
+		}
 	}
 	stored, _ := json.Marshal(res)
 	if err := tx.Model(&feedbackRow{}).Where("id = ?", fb.ID).Update("result", string(stored)).Error; err != nil {
@@ -648,4 +674,51 @@ func (db *DB) EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*en
 			return "", nil
 		}
 	}
+}
+
+// correct stores what a correction became (policy.Correction) in the
+// feedback's transaction: the new memory, or the live memory that already
+// says the same, and the superseded memories marked needs_revision with
+// superseded_by naming it. Memories the rater's cap kept the feedback
+// from crediting are not superseded either. A correction that cannot be a
+// valid memory stays a preference pair only (nil).
+func (db *DB) correct(ctx context.Context, tx *gorm.DB, tenant string, inter *interactionRow, fb feedbackRow,
+	credited []engram.CreditedMemory, shares map[string]float64, policy engram.FeedbackPolicy) (*engram.Knowledge, error) {
+	var rested []engram.Rested
+	for _, c := range credited {
+		if c.Capped {
+			continue
+		}
+		row, err := findRow(tx, tenant, "id = ?", c.ID)
+		if err != nil {
+			return nil, err
+		}
+		rested = append(rested, engram.Rested{Memory: row.toMemory(), Share: shares[c.ID]})
+	}
+	m, ids := policy.Correction(fb.Correction, inter.toInteraction(), fb.ID, inter.Category, rested)
+	if m == nil {
+		return nil, nil
+	}
+	db.rules.ApplyDefaults(m)
+	if db.rules.Validate(m) != nil {
+		return nil, nil
+	}
+	results := make([]*engram.CreateResult, 1)
+	if err := db.insertBatch(ctx, tx, tenant, []*engram.Memory{m}, results); err != nil {
+		return nil, err
+	}
+	created := results[0].Memory
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+			if !m.Valid || (m.NeedsRevision && m.SupersededBy == created.ID) {
+				return false, nil
+			}
+			m.NeedsRevision, m.SupersededBy = true, created.ID
+			return true, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return &engram.Knowledge{MemoryID: created.ID, Superseded: append([]string{}, ids...)}, nil
 }

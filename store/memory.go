@@ -49,6 +49,7 @@ type memoryRow struct {
 	UpCount           int64
 	DownCount         int64
 	NeedsRevision     bool
+	SupersededBy      string
 	Source            *string
 	SecurityLevel     string
 	Stability         float64
@@ -75,7 +76,7 @@ func (memoryRow) TableName() string { return "memories" }
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
 	"summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
-	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "search_body", "search_meta"}
+	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "superseded_by", "search_body", "search_meta"}
 
 // readColumns are the memories columns a read needs: all but the analyzed
 // search text, which only the indexes use and which doubles the bytes.
@@ -147,7 +148,7 @@ func (r *memoryRow) toMemory() *engram.Memory {
 		ID: r.ID, AgentID: r.AgentID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
 		Content: r.Content, Summary: r.Summary, Context: r.Context, Learned: r.Learned, Importance: r.Importance, Priority: engram.Priority(r.Priority),
 		Confidence: r.Confidence, Reward: r.Reward, UpCount: r.UpCount, DownCount: r.DownCount,
-		NeedsRevision: r.NeedsRevision, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
+		NeedsRevision: r.NeedsRevision, SupersededBy: r.SupersededBy, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
 		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
 		Valid: r.Valid, Archived: r.Archived, ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), LastAccessedAt: utcPtr(r.LastAccessedAt), AccessCount: r.AccessCount,
@@ -185,7 +186,7 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	r.Content, r.Summary, r.Context, r.Learned = m.Content, m.Summary, m.Context, m.Learned
 	r.Data, r.Source = rawPtr(m.Data), rawPtr(m.Source)
 	r.Importance, r.Priority, r.Confidence, r.Reward = m.Importance, string(m.Priority), m.Confidence, m.Reward
-	r.UpCount, r.DownCount, r.NeedsRevision = m.UpCount, m.DownCount, m.NeedsRevision
+	r.UpCount, r.DownCount, r.NeedsRevision, r.SupersededBy = m.UpCount, m.DownCount, m.NeedsRevision, m.SupersededBy
 	r.SecurityLevel, r.Stability = m.SecurityLevel, m.Stability
 	r.Valid, r.Archived, r.ExpiresAt = m.Valid, m.Archived, utcPtr(m.ExpiresAt)
 	r.CreatedAt, r.UpdatedAt, r.LastAccessedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), utcPtr(m.LastAccessedAt)
@@ -422,7 +423,7 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 			}
 		}
 		m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
-		m.Reward, m.UpCount, m.DownCount, m.NeedsRevision = 0, 0, 0, false
+		m.Reward, m.UpCount, m.DownCount, m.NeedsRevision, m.SupersededBy = 0, 0, 0, false, ""
 		m.Stability = db.rules.Scoring.Stability(m.Priority)
 		m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
 		row := memoryRow{TenantID: tenant}
@@ -457,7 +458,7 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 	return nil
 }
 
-// insertBatchRows is how many memories one INSERT writes: 37 columns each,
+// insertBatchRows is how many memories one INSERT writes: 38 columns each,
 // well within the bound parameters of either engine.
 const insertBatchRows = 100
 

@@ -33,6 +33,9 @@ type recallItemRef struct {
 	Tokens      int                   `json:"tokens"`
 	UsedSummary bool                  `json:"used_summary,omitempty"`
 	Breakdown   engram.ScoreBreakdown `json:"breakdown"`
+	// HeldBack marks the memory exploration held back: recorded with the
+	// recall, not injected, and not counted as an access.
+	HeldBack bool `json:"held_back,omitempty"`
 }
 
 // SaveRecall gives the recall a new id (set on r) and hands its record
@@ -50,6 +53,9 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	refs := make([]recallItemRef, len(r.Items))
 	for i, it := range r.Items {
 		refs[i] = recallItemRef{ID: it.ID, Version: it.Version, Score: it.Score, Tokens: it.Tokens, UsedSummary: it.UsedSummary, Breakdown: it.Breakdown}
+	}
+	if h := r.HeldBack; h != nil {
+		refs = append(refs, recallItemRef{ID: h.ID, Version: h.Version, Score: h.Score, Breakdown: h.Breakdown, HeldBack: true})
 	}
 	items, _ := json.Marshal(refs)
 	return db.recalls.add(recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),

@@ -28,7 +28,7 @@ import (
 // names.
 func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("bench: want locomo, latency, load, reflect or router")
+		return errors.New("bench: want locomo, learning, latency, load, reflect or router")
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
@@ -44,6 +44,10 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
+	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (seed 1 tunes; 2,3,4,5 are reported)")
+	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
+	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
+	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
@@ -121,6 +125,45 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		rep.Print(stdout)
+	case "learning":
+		if *data == "" {
+			return errors.New("bench learning: --data locomo10.json is required")
+		}
+		m, err := bench.ParseMix(*mix)
+		if err != nil {
+			return err
+		}
+		list, err := intList(*seeds)
+		if err != nil {
+			return err
+		}
+		measured := cfg
+		measured.Learning.Explore = 0
+		ms, err := NewServices(measured, db, logger)
+		if err != nil {
+			return err
+		}
+		svc.Measure = ms.Recall
+		var out []bench.LearningSeed
+		for _, seed := range list {
+			opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,
+				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed)}
+			s := bench.LearningSeed{Seed: uint64(seed)}
+			for _, run := range []struct {
+				name   string
+				out    **bench.LearningRun
+				mix    bench.Mix
+				poison float64
+			}{{"clean", &s.Clean, m, 0}, {"poisoned", &s.Poisoned, m, *poison}, {"plain", &s.Plain, bench.Mix{}, 0}} {
+				opt.Mix, opt.Poison, opt.Prefix = run.mix, run.poison, fmt.Sprintf("learning%d-%s-", seed, run.name)
+				if *run.out, err = bench.RunLearning(ctx, svc, opt); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "seed %d %s done\n", seed, run.name)
+			}
+			out = append(out, s)
+		}
+		bench.PrintLearning(stdout, out, *mix)
 	case "latency":
 		handler, err := server.New(server.Config{
 			Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
@@ -179,7 +222,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			}
 		}
 	default:
-		return fmt.Errorf("bench: unknown benchmark %q; want locomo, latency, load, reflect or router", verb)
+		return fmt.Errorf("bench: unknown benchmark %q; want locomo, learning, latency, load, reflect or router", verb)
 	}
 	return nil
 }

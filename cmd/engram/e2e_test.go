@@ -23,7 +23,8 @@ import (
 // boot starts the real Main on a free port with a fresh data directory.
 func boot(t *testing.T, dir string, environ []string) *Main {
 	t.Helper()
-	cfg, err := configs.Load("", environ)
+	// Recalls are exactly reproducible only without exploration.
+	cfg, err := configs.Load("", append([]string{"ENGRAM_LEARNING_EXPLORE=0"}, environ...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestServeLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	key := "ci-test-key-0123456789"
-	environ := []string{"ENGRAM_API_KEY=" + key, "ENGRAM_SERVER_LOG_LEVEL=warn"}
+	environ := []string{"ENGRAM_API_KEY=" + key, "ENGRAM_SERVER_LOG_LEVEL=warn", "ENGRAM_LEARNING_EXPLORE=0"}
 	url := serveOnce(t, data, environ, func(url string) {
 		req, _ := http.NewRequest("PUT", url+"/v1/keys/user/name", strings.NewReader(`{"content":"Ada","source":"chat"}`))
 		req.Header.Set("Authorization", "Bearer "+key)

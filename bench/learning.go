@@ -1,0 +1,542 @@
+package bench
+
+// The learning benchmark (engram bench learning): can thumbs on some
+// questions teach recall to stop injecting misleading memories for
+// questions nobody rated?
+//
+// Seeds. Seed 1 is the tuning seed: every constant of the feedback policy
+// (helpfulness, rater reputation, exploration) was chosen by looking at
+// seed 1 only. Seeds 2, 3, 4 and 5 are the reported seeds; their figures
+// were recorded once on the code before the policy changed (the first
+// score) and are read again only to report, never to tune. A seed fixes
+// the train/held-out split, the misleading memories and the hostile
+// rater's flips.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/engram-memory/engram"
+)
+
+// Kinds of misleading memory the generator writes.
+const (
+	// KindStuffed is a keyword-stuffed note naming the topics of several
+	// questions and holding no fact.
+	KindStuffed = "stuffed"
+	// KindStale is an older version of an evidence turn with one detail
+	// different, written before the conversation (superseded by it).
+	KindStale = "stale"
+	// KindNearDup is a near-duplicate of an evidence turn with one detail
+	// changed, written after the conversation.
+	KindNearDup = "neardup"
+)
+
+// LearningKinds lists the kinds in report order.
+var LearningKinds = []string{KindStuffed, KindStale, KindNearDup}
+
+// Mix says how many misleading memories of each kind the generator
+// writes per conversation, as a share of the conversation's questions.
+type Mix map[string]float64
+
+// DefaultMix is the mix of the reported runs.
+const DefaultMix = "stuffed=0.15,stale=0.15,neardup=0.15"
+
+// ParseMix reads "kind=share,…"; an empty string is no misleading
+// memories (plain LoCoMo).
+func ParseMix(s string) (Mix, error) {
+	mix := Mix{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		share, err := strconv.ParseFloat(v, 64)
+		switch {
+		case !ok || err != nil || share < 0 || share > 5:
+			return nil, fmt.Errorf("bench learning: mix %q: want kind=share with share in [0, 5]", part)
+		case k != KindStuffed && k != KindStale && k != KindNearDup:
+			return nil, fmt.Errorf("bench learning: unknown kind %q; want %s", k, strings.Join(LearningKinds, ", "))
+		}
+		mix[k] = share
+	}
+	return mix, nil
+}
+
+// LearningOptions tunes engram bench learning.
+type LearningOptions struct {
+	Path string
+	Mix  Mix
+	// FeedbackBudget is the budget of the judged (training) recalls: what a
+	// chat product would inject.
+	FeedbackBudget int
+	// EvalBudget is the budget of the measured recalls (large, so that
+	// ranking is measured, not packing).
+	EvalBudget int
+	// Poison is the share of thumbs one hostile rater flips.
+	Poison float64
+	// Rounds is how often each training question is asked and judged.
+	Rounds int
+	// Conversations limits the run to the first n conversations (0: all).
+	Conversations int
+	Seed          uint64
+	// Prefix names the run's tenants.
+	Prefix string
+}
+
+// LearningQuestion is one held-out question's outcome.
+type LearningQuestion struct {
+	Category int
+	// Kind is the kind of the best-ranked misleading memory in the
+	// question's top 10 before feedback, "" when none was there.
+	Kind                   string
+	Before, Ceiling, After float64 // recall@10
+}
+
+// LearningRun is one run: one seed, one mix, clean or poisoned.
+type LearningRun struct {
+	Seed       uint64
+	Poison     float64
+	Held       []LearningQuestion
+	Misleading map[string]int // kind → memories written
+	Thumbs     int
+	Up         int
+	Flipped    int
+}
+
+// Recovery sums the held-out questions that keep returns true for:
+// before, ceiling and after recall@10 (means), and the recovery
+// (after − before) / (ceiling − before), NaN when the ceiling is no
+// higher than before.
+func (r *LearningRun) Recovery(keep func(LearningQuestion) bool) (n int, before, ceiling, after, recovery float64) {
+	for _, q := range r.Held {
+		if keep(q) {
+			n++
+			before += q.Before
+			ceiling += q.Ceiling
+			after += q.After
+		}
+	}
+	if n == 0 {
+		return 0, math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	recovery = math.NaN()
+	if ceiling-before > 1e-9 {
+		recovery = (after - before) / (ceiling - before)
+	}
+	return n, before / float64(n), ceiling / float64(n), after / float64(n), recovery
+}
+
+// misleadingLabel starts the label of a misleading memory (turns are
+// labelled with their dia_id).
+const misleadingLabel = "~"
+
+// RunLearning runs the benchmark once. Per conversation (one tenant): the
+// turns are stored as RunLoCoMo stores them, with the generated misleading
+// memories (stale ones before the turns, the others after); the questions
+// are split at random into a training and a held-out half; every held-out
+// question is asked (before; the ceiling is the same ranking with the
+// misleading memories struck out); every training question is asked at
+// FeedbackBudget tokens and thumbed up when an injected memory is one of
+// its evidence turns, down otherwise, each thumb by its own rater (with
+// Poison > 0 that share of thumbs is flipped and sent by one hostile
+// rater); then the held-out half is asked again (after).
+func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*LearningRun, error) {
+	convs, err := loadLoCoMo(opt.Path)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Conversations > 0 && opt.Conversations < len(convs) {
+		convs = convs[:opt.Conversations]
+	}
+	rounds := max(opt.Rounds, 1)
+	// The hostile rater draws from its own source, so that a seed writes
+	// the same misleading memories and split clean and poisoned.
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x6c6561726e))
+	hostile := rand.New(rand.NewPCG(opt.Seed, 0x686f7374696c65))
+	run := &LearningRun{Seed: opt.Seed, Poison: opt.Poison, Misleading: map[string]int{}}
+	for _, conv := range convs {
+		tctx, err := tenantCtx(ctx, svc.Auth, opt.Prefix+strings.ToLower(conv.SampleID))
+		if err != nil {
+			return nil, err
+		}
+		turns, dia, err := turnMemories(tctx, svc, conv, false)
+		if err != nil {
+			return nil, err
+		}
+		known := make(map[string]string, len(dia))
+		for _, d := range dia {
+			known[d] = d
+		}
+		rep := newReport()
+		qs := rep.questions(conv, known)
+		rng.Shuffle(len(qs), func(i, j int) { qs[i], qs[j] = qs[j], qs[i] })
+		train, held := qs[:len(qs)/2], qs[len(qs)/2:]
+		fakes, err := misleading(tctx, svc, rng, opt.Mix, turns, dia, train, held)
+		if err != nil {
+			return nil, err
+		}
+		var batch []*engram.Memory
+		var labels []string
+		for _, f := range fakes {
+			if f.kind == KindStale {
+				batch, labels = append(batch, f.m), append(labels, misleadingLabel+f.kind)
+			}
+		}
+		batch, labels = append(batch, turns...), append(labels, dia...)
+		for _, f := range fakes {
+			if f.kind != KindStale {
+				batch, labels = append(batch, f.m), append(labels, misleadingLabel+f.kind)
+			}
+			run.Misleading[f.kind]++
+		}
+		byMemory, err := storeMemories(tctx, svc, batch, labels)
+		if err != nil {
+			return nil, fmt.Errorf("bench learning %s: %w", conv.SampleID, err)
+		}
+		measure := svc
+		if svc.Measure != nil {
+			measure.Recall = svc.Measure
+		}
+		start := len(run.Held)
+		for _, q := range held {
+			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+			if err != nil {
+				return nil, err
+			}
+			lq := LearningQuestion{Category: q.category, Before: recallAt10(ranked, q.gold)}
+			var struck []string
+			for i, l := range ranked {
+				if !strings.HasPrefix(l, misleadingLabel) {
+					struck = append(struck, l)
+				} else if lq.Kind == "" && i < 10 {
+					lq.Kind = strings.TrimPrefix(l, misleadingLabel)
+				}
+			}
+			lq.Ceiling = recallAt10(struck, q.gold)
+			run.Held = append(run.Held, lq)
+		}
+		for r := range rounds {
+			for i, q := range train {
+				_, rec, _, err := ask(tctx, svc, q.text, opt.FeedbackBudget, byMemory)
+				if err != nil {
+					return nil, err
+				}
+				if len(rec.Items) == 0 {
+					continue
+				}
+				up := false
+				for _, it := range rec.Items {
+					up = up || q.gold[byMemory[it.ID]]
+				}
+				rater := fmt.Sprintf("%s-user-%d-%d", conv.SampleID, r, i)
+				if opt.Poison > 0 && hostile.Float64() < opt.Poison {
+					up, rater = !up, "hostile"
+					run.Flipped++
+				}
+				thumb := engram.ThumbDown
+				if up {
+					thumb = engram.ThumbUp
+					run.Up++
+				}
+				if _, err := svc.Feedback.SubmitFeedback(tctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: thumb, Rater: rater}); err != nil {
+					return nil, fmt.Errorf("feedback: %w", err)
+				}
+				run.Thumbs++
+			}
+		}
+		for i, q := range held {
+			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+			if err != nil {
+				return nil, err
+			}
+			run.Held[start+i].After = recallAt10(ranked, q.gold)
+		}
+	}
+	return run, nil
+}
+
+func recallAt10(ranked []string, gold map[string]bool) float64 {
+	found := 0
+	for _, l := range ranked[:min(10, len(ranked))] {
+		if gold[l] {
+			found++
+		}
+	}
+	return float64(found) / float64(len(gold))
+}
+
+// fake is one generated misleading memory.
+type fake struct {
+	kind string
+	m    *engram.Memory
+}
+
+// misleading writes the conversation's misleading memories. Stale versions
+// and near-duplicates copy an evidence turn that answers at least one
+// training and one held-out question (so feedback on the one can teach the
+// other), with one detail changed that none of those questions names; a
+// stuffed note names the topic words of two training and two held-out
+// questions and states nothing.
+func misleading(ctx context.Context, svc Services, rng *rand.Rand, mix Mix, turns []*engram.Memory, dia []string,
+	train, held []locomoQuestion) ([]fake, error) {
+	nq := len(train) + len(held)
+	byDia := make(map[string]*engram.Memory, len(dia))
+	for i, d := range dia {
+		byDia[d] = turns[i]
+	}
+	inTrain, inHeld := map[string][]locomoQuestion{}, map[string]bool{}
+	for _, q := range train {
+		for d := range q.gold {
+			inTrain[d] = append(inTrain[d], q)
+		}
+	}
+	for _, q := range held {
+		for d := range q.gold {
+			inHeld[d] = true
+		}
+	}
+	var spanning []string
+	for _, d := range dia {
+		if len(inTrain[d]) > 0 && inHeld[d] {
+			spanning = append(spanning, d)
+		}
+	}
+	rng.Shuffle(len(spanning), func(i, j int) { spanning[i], spanning[j] = spanning[j], spanning[i] })
+	vocab := conversationVocab(turns)
+	var out []fake
+	// Stale versions and near-duplicates take turns at the copied turns.
+	want := map[string]int{KindStale: int(math.Round(mix[KindStale] * float64(nq))), KindNearDup: int(math.Round(mix[KindNearDup] * float64(nq)))}
+	for len(spanning) > 0 && want[KindStale]+want[KindNearDup] > 0 {
+		kind := KindStale
+		if want[KindNearDup] > want[KindStale] || (want[KindNearDup] == want[KindStale] && len(spanning)%2 == 0) {
+			kind = KindNearDup
+		}
+		d := spanning[0]
+		spanning = spanning[1:]
+		asked := map[string]bool{}
+		for _, q := range inTrain[d] {
+			for _, w := range words(q.text) {
+				asked[w] = true
+			}
+		}
+		src := byDia[d]
+		text, ok := changeDetail(src.Content, asked, vocab, rng)
+		if !ok {
+			continue
+		}
+		m := &engram.Memory{Content: text, Category: src.Category, Source: json.RawMessage(`{"kind":"bench","name":"learning-` + kind + `"}`),
+			Tags: src.Tags, Type: src.Type, Context: src.Context, Data: src.Data}
+		out = append(out, fake{kind: kind, m: m})
+		want[kind]--
+	}
+	for range int(math.Round(mix[KindStuffed] * float64(nq))) {
+		if len(train) < 2 || len(held) < 2 {
+			break
+		}
+		var topics []string
+		seen := map[string]bool{}
+		for _, q := range []locomoQuestion{train[rng.IntN(len(train))], train[rng.IntN(len(train))],
+			held[rng.IntN(len(held))], held[rng.IntN(len(held))]} {
+			for _, w := range words(q.text) {
+				if !seen[w] {
+					seen[w] = true
+					topics = append(topics, w)
+				}
+			}
+		}
+		content := "Notes to follow up on: " + strings.Join(topics, ", ") + "."
+		route, err := svc.Router.RouteQuery(ctx, content)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fake{kind: KindStuffed, m: &engram.Memory{Content: content, Category: route.Domains[0].Name, Type: "note",
+			Source: json.RawMessage(`{"kind":"bench","name":"learning-stuffed"}`)}})
+	}
+	return out, nil
+}
+
+// questionStop are words of LoCoMo questions that name no topic.
+var questionStop = map[string]bool{"what": true, "when": true, "where": true, "which": true, "who": true, "whom": true,
+	"whose": true, "why": true, "how": true, "does": true, "did": true, "have": true, "has": true, "had": true, "the": true,
+	"and": true, "for": true, "with": true, "that": true, "this": true, "would": true, "could": true, "likely": true,
+	"about": true, "from": true, "into": true, "they": true, "their": true, "there": true, "been": true, "was": true,
+	"were": true, "are": true, "kind": true, "kinds": true, "type": true, "types": true, "some": true, "many": true,
+	"much": true, "her": true, "his": true, "she": true, "him": true, "after": true, "before": true, "during": true}
+
+// words returns the lower-case topic words (three letters or more, not
+// question words) of a question.
+func words(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) >= 3 && !questionStop[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// vocabulary holds the replacement words of a conversation: numbers,
+// capitalised words and words of five letters or more, sorted so that a
+// seed gives the same choices.
+type vocabulary struct{ numbers, names, long []string }
+
+// conversationVocab collects the vocabulary of a conversation's turns.
+func conversationVocab(turns []*engram.Memory) vocabulary {
+	sets := [3]map[string]bool{{}, {}, {}}
+	for _, m := range turns {
+		_, text, _ := strings.Cut(m.Content, ": ")
+		for i, w := range strings.Fields(text) {
+			w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			switch detailKind(w, i) {
+			case 0:
+				sets[0][w] = true
+			case 1:
+				sets[1][w] = true
+			case 2:
+				sets[2][w] = true
+			}
+		}
+	}
+	list := func(s map[string]bool) []string {
+		out := make([]string, 0, len(s))
+		for w := range s {
+			out = append(out, w)
+		}
+		sort.Strings(out)
+		return out
+	}
+	return vocabulary{numbers: list(sets[0]), names: list(sets[1]), long: list(sets[2])}
+}
+
+// detailKind classifies a word at position i of a turn's text as a
+// detail: 0 a number, 1 a name (capitalised, not the first word), 2 a long
+// word (five letters or more), −1 none.
+func detailKind(w string, i int) int {
+	if w == "" {
+		return -1
+	}
+	r := []rune(w)
+	digits := true
+	for _, c := range r {
+		digits = digits && unicode.IsDigit(c)
+	}
+	switch {
+	case digits:
+		return 0
+	case i > 0 && unicode.IsUpper(r[0]) && len(r) >= 3:
+		return 1
+	case len(r) >= 5 && unicode.IsLower(r[0]):
+		return 2
+	}
+	return -1
+}
+
+// changeDetail replaces one detail of a turn ("Speaker: text") that asked
+// does not name — a number before a name before a long word — by another
+// of the conversation's words of its kind.
+func changeDetail(content string, asked map[string]bool, v vocabulary, rng *rand.Rand) (string, bool) {
+	speaker, text, ok := strings.Cut(content, ": ")
+	if !ok {
+		return "", false
+	}
+	fields := strings.Fields(text)
+	best, at := 3, -1
+	for i, f := range fields {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if k := detailKind(w, i); k >= 0 && k < best && !asked[strings.ToLower(w)] {
+			best, at = k, i
+		}
+	}
+	if at < 0 {
+		return "", false
+	}
+	pool := [][]string{v.numbers, v.names, v.long}[best]
+	old := strings.TrimFunc(fields[at], func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for range 8 {
+		if len(pool) == 0 {
+			break
+		}
+		if w := pool[rng.IntN(len(pool))]; w != old {
+			fields[at] = strings.Replace(fields[at], old, w, 1)
+			return speaker + ": " + strings.Join(fields, " "), true
+		}
+	}
+	return "", false
+}
+
+// LearningSeed is one seed's clean, poisoned and plain runs.
+type LearningSeed struct {
+	Seed                   uint64
+	Clean, Poisoned, Plain *LearningRun
+}
+
+func all(LearningQuestion) bool { return true }
+
+// PrintLearning writes one table per seed and a summary over the seeds.
+func PrintLearning(w io.Writer, seeds []LearningSeed, mix string) {
+	fmt.Fprintf(w, "Misleading mix %s. Recall@10 of the held-out questions; recovery = (after − before) / (ceiling − before).\n\n", mix)
+	rec := func(x float64) string {
+		if math.IsNaN(x) {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	for _, s := range seeds {
+		fmt.Fprintf(w, "Seed %d: misleading %v; clean %d thumbs (%d up); poisoned %d thumbs, %d flipped by one rater.\n\n",
+			s.Seed, s.Clean.Misleading, s.Clean.Thumbs, s.Clean.Up, s.Poisoned.Thumbs, s.Poisoned.Flipped)
+		header := []string{"questions", "n", "before", "ceiling", "after", "recovery", "after (poisoned)", "recovery (poisoned)"}
+		var rows [][]string
+		row := func(name string, keep func(LearningQuestion) bool) {
+			n, b, c, a, r := s.Clean.Recovery(keep)
+			if n == 0 {
+				return
+			}
+			_, _, _, pa, pr := s.Poisoned.Recovery(keep)
+			rows = append(rows, []string{name, strconv.Itoa(n), f3(b), f3(c), f3(a), rec(r), f3(pa), rec(pr)})
+		}
+		row("**all held-out**", all)
+		for _, k := range LearningKinds {
+			row("misled by "+k, func(q LearningQuestion) bool { return q.Kind == k })
+		}
+		row("not misled", func(q LearningQuestion) bool { return q.Kind == "" })
+		for _, c := range []int{1, 2, 3, 4} {
+			row(fmt.Sprintf("%d %s", c, categoryNames[c]), func(q LearningQuestion) bool { return q.Category == c })
+		}
+		table(w, header, rows)
+		_, pb, _, pa, _ := s.Plain.Recovery(all)
+		fmt.Fprintf(w, "\nPlain LoCoMo (no misleading memories), same split: before %.3f, after %.3f, lift %+.3f\n\n", pb, pa, pa-pb)
+	}
+	if len(seeds) < 2 {
+		return
+	}
+	var clean, poisoned, lift []float64
+	for _, s := range seeds {
+		_, _, _, _, r := s.Clean.Recovery(all)
+		_, _, _, _, p := s.Poisoned.Recovery(all)
+		_, pb, _, pa, _ := s.Plain.Recovery(all)
+		clean, poisoned, lift = append(clean, r), append(poisoned, p), append(lift, pa-pb)
+	}
+	spread := func(xs []float64, format string) string {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, x := range xs {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		return fmt.Sprintf(format+" ("+format+" to "+format+")", mean(xs), lo, hi)
+	}
+	names := make([]string, len(seeds))
+	for i, s := range seeds {
+		names[i] = strconv.FormatUint(s.Seed, 10)
+	}
+	fmt.Fprintf(w, "Seeds %s — recovery clean %s, poisoned %s, plain LoCoMo lift %s\n", strings.Join(names, ","),
+		spread(clean, "%.2f"), spread(poisoned, "%.2f"), spread(lift, "%+.3f"))
+}

@@ -1,0 +1,84 @@
+package learning
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/engram-memory/engram"
+)
+
+// exploreTop is how many of a recall's best-scored injected memories
+// exploration chooses from.
+const exploreTop = 3
+
+// WithExplore makes a share p of recalls (learning.explore) hold back one
+// of their best-scored memories, chosen at random, and record that they
+// did: feedback on such recalls measures what answers are like without
+// the memory (its impact, GET /v1/memories/{id}/impact).
+func (r *Recaller) WithExplore(p float64) *Recaller {
+	r.explore = p
+	return r
+}
+
+// holdBack decides whether this recall explores and, if so, returns the
+// held-back memory as the item it would have been and the candidates
+// without it. P0 memories, reflections and a memory whose key the query
+// names exactly are never held back.
+func (r *Recaller) holdBack(query string, cands []Candidate, items []engram.RecallItem) (*engram.RecallItem, []Candidate) {
+	if r.explore <= 0 || len(items) < 2 || rand.Float64() >= r.explore {
+		return nil, cands
+	}
+	byID := make(map[string]*engram.Memory, len(cands))
+	for _, c := range cands {
+		byID[c.Memory.ID] = c.Memory
+	}
+	eligible := make([]engram.RecallItem, 0, len(items))
+	for _, it := range items {
+		m := byID[it.ID]
+		if m == nil || m.Priority == engram.P0 || strings.HasPrefix(it.ID, "refl_") || (m.Key != "" && strings.Contains(query, m.Key)) {
+			continue
+		}
+		eligible = append(eligible, it)
+	}
+	if len(eligible) == 0 {
+		return nil, cands
+	}
+	slices.SortStableFunc(eligible, func(a, b engram.RecallItem) int { return cmpFloat(b.Score, a.Score) })
+	held := eligible[rand.IntN(min(exploreTop, len(eligible)))]
+	kept := make([]Candidate, 0, len(cands)-1)
+	for _, c := range cands {
+		if c.Memory.ID != held.ID {
+			kept = append(kept, c)
+		}
+	}
+	return &held, kept
+}
+
+// helpful multiplies each candidate's score by its helpfulness, read from
+// the store for every candidate at once (see Scorer.Helpful).
+func (r *Recaller) helpful(ctx context.Context, cands []Candidate) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.Memory.ID
+	}
+	help, base, err := r.store.FindHelpfulness(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range cands {
+		h, ok := help[cands[i].Memory.ID]
+		if !ok {
+			continue
+		}
+		b := &cands[i].Breakdown
+		b.Helpfulness, b.Impact = r.scorer.Helpful(h, base)
+		b.HelpGood, b.HelpBad = h.Good, h.Bad
+		b.Score *= b.Helpfulness
+	}
+	return nil
+}

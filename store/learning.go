@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+)
+
+// helpRow is one memory's helpfulness evidence (memory_help); the row of
+// memory id "" holds the tenant's totals. Feedback only ever adds to it
+// (see addHelp), so concurrent feedbacks never lose each other's evidence.
+type helpRow struct {
+	TenantID   string
+	MemoryID   string
+	Good       float64
+	Bad        float64
+	WithN      int64
+	WithSum    float64
+	WithSq     float64
+	WithoutN   int64
+	WithoutSum float64
+	WithoutSq  float64
+	UpdatedAt  time.Time
+}
+
+func (helpRow) TableName() string { return "memory_help" }
+
+func (r *helpRow) help() engram.Helpfulness {
+	return engram.Helpfulness{Good: r.Good, Bad: r.Bad,
+		With:    engram.Outcomes{N: r.WithN, Sum: r.WithSum, Sq: r.WithSq},
+		Without: engram.Outcomes{N: r.WithoutN, Sum: r.WithoutSum, Sq: r.WithoutSq}}
+}
+
+// reputationRow is one rater's agreement with other raters' evidence.
+type reputationRow struct {
+	TenantID  string
+	Rater     string
+	Agree     float64
+	Disagree  float64
+	Votes     int64
+	UpdatedAt time.Time
+}
+
+func (reputationRow) TableName() string { return "rater_reputation" }
+
+// baseMemory is the memory id of a tenant's totals in memory_help.
+const baseMemory = ""
+
+// loadHelp returns the helpfulness of ids and the tenant's totals.
+func loadHelp(g *gorm.DB, tenant string, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error) {
+	var rows []helpRow
+	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, append([]string{baseMemory}, ids...)).Find(&rows).Error; err != nil {
+		return nil, engram.Helpfulness{}, fmt.Errorf("store: helpfulness: %w", err)
+	}
+	out := make(map[string]engram.Helpfulness, len(rows))
+	var base engram.Helpfulness
+	for i := range rows {
+		if rows[i].MemoryID == baseMemory {
+			base = rows[i].help()
+		} else {
+			out[rows[i].MemoryID] = rows[i].help()
+		}
+	}
+	return out, base, nil
+}
+
+// FindHelpfulness returns the helpfulness evidence of the given memories
+// of the tenant (those without any are left out) and the tenant's totals,
+// for scoring a recall.
+func (db *DB) FindHelpfulness(ctx context.Context, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, engram.Helpfulness{}, err
+	}
+	return loadHelp(db.r.WithContext(ctx), tenant, ids)
+}
+
+// MemoryHelpfulness returns one memory's helpfulness evidence and the
+// tenant's totals. ENOTFOUND for a memory outside the tenant.
+func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.Helpfulness, engram.Helpfulness, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return engram.Helpfulness{}, engram.Helpfulness{}, err
+	}
+	g := db.r.WithContext(ctx)
+	if _, err := findRow(g, tenant, "id = ?", id); err != nil {
+		return engram.Helpfulness{}, engram.Helpfulness{}, err
+	}
+	help, base, err := loadHelp(g, tenant, []string{id})
+	if err != nil {
+		return engram.Helpfulness{}, engram.Helpfulness{}, err
+	}
+	return help[id], base, nil
+}
+
+// learningTx gathers what one feedback adds to helpfulness and to its
+// rater's reputation, written at the end of the feedback's transaction.
+type learningTx struct {
+	policy      engram.FeedbackPolicy
+	signal      float64
+	raterWeight float64
+	agreement   float64
+	ranks       map[string]int
+	deltas      map[string]*helpRow
+}
+
+// startLearning reads the rater's reputation (its weight for this
+// feedback) and the evidence other raters left on the judged memories,
+// and measures the feedback's agreement with it.
+func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets []string, scores map[string]float64,
+	policy engram.FeedbackPolicy) (*learningTx, error) {
+	var reps []reputationRow
+	if err := tx.Where("tenant_id = ? AND rater = ?", tenant, fb.Rater).Limit(1).Find(&reps).Error; err != nil {
+		return nil, fmt.Errorf("store: rater reputation: %w", err)
+	}
+	var rep engram.Reputation
+	if len(reps) == 1 {
+		rep = engram.Reputation{Agree: reps[0].Agree, Disagree: reps[0].Disagree, Votes: reps[0].Votes}
+	}
+	ranked := make([]string, 0, len(targets))
+	for _, id := range targets {
+		if !strings.HasPrefix(id, reflectionPrefix) {
+			ranked = append(ranked, id)
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		if scores[ranked[i]] != scores[ranked[j]] {
+			return scores[ranked[i]] > scores[ranked[j]]
+		}
+		return ranked[i] < ranked[j]
+	})
+	l := &learningTx{policy: policy, signal: fb.Signal, raterWeight: policy.RaterWeight(rep),
+		ranks: make(map[string]int, len(ranked)), deltas: map[string]*helpRow{}}
+	for i, id := range ranked {
+		l.ranks[id] = i
+	}
+	help, base, err := loadHelp(tx, tenant, ranked)
+	if err != nil {
+		return nil, err
+	}
+	judged := make([]engram.Helpfulness, len(ranked))
+	for i, id := range ranked {
+		judged[i] = help[id]
+	}
+	l.agreement = policy.Agreement(fb.Signal, judged, base)
+	return l, nil
+}
+
+func (l *learningTx) delta(id string) *helpRow {
+	d := l.deltas[id]
+	if d == nil {
+		d = &helpRow{MemoryID: id}
+		l.deltas[id] = d
+	}
+	return d
+}
+
+// evidence adds the feedback to a memory it credited with share.
+func (l *learningTx) evidence(id string, share float64) {
+	e := l.policy.Evidence(l.signal, share, l.ranks[id]) * l.raterWeight
+	d := l.delta(id)
+	if l.signal > 0 {
+		d.Good += e
+	} else {
+		d.Bad += e
+	}
+	l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
+}
+
+// outcome counts the signal in one arm of an impact estimate, unless the
+// rater's weight is under a half (its votes do not count as outcomes).
+func (l *learningTx) outcome(n *int64, sum, sq *float64) {
+	if l.raterWeight < 0.5 {
+		return
+	}
+	*n++
+	*sum += l.signal
+	*sq += l.signal * l.signal
+}
+
+// finishLearning writes the feedback's evidence: the credited memories',
+// the held-back memory's outcome without it, the tenant's totals (for a
+// judged answer, not a vote on one memory) and the rater's reputation.
+func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *learningTx, heldBack string, answer bool) error {
+	if heldBack != "" {
+		d := l.delta(heldBack)
+		l.outcome(&d.WithoutN, &d.WithoutSum, &d.WithoutSq)
+	}
+	if answer {
+		d := l.delta(baseMemory)
+		w := math.Abs(l.signal) * l.raterWeight
+		if l.signal > 0 {
+			d.Good += w
+		} else {
+			d.Bad += w
+		}
+		l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
+	}
+	if err := addHelp(tx, tenant, l.deltas, fb.CreatedAt); err != nil {
+		return err
+	}
+	agree, disagree := math.Max(l.agreement, 0), math.Max(-l.agreement, 0)
+	if err := tx.Exec(`INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES (?, ?, ?, ?, 1, ?)
+		ON CONFLICT (tenant_id, rater) DO UPDATE SET agree = rater_reputation.agree + excluded.agree,
+		disagree = rater_reputation.disagree + excluded.disagree, votes = rater_reputation.votes + 1, updated_at = excluded.updated_at`,
+		tenant, fb.Rater, agree, disagree, fb.CreatedAt).Error; err != nil {
+		return fmt.Errorf("store: rater reputation: %w", err)
+	}
+	return nil
+}
+
+// addHelp adds deltas to memory_help in one statement, rows in id order
+// (one lock order for every writer on PostgreSQL).
+func addHelp(tx *gorm.DB, tenant string, deltas map[string]*helpRow, now time.Time) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(deltas))
+	for id := range deltas {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	values := make([]string, len(ids))
+	args := make([]any, 0, 11*len(ids))
+	for i, id := range ids {
+		d := deltas[id]
+		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		args = append(args, tenant, id, d.Good, d.Bad, d.WithN, d.WithSum, d.WithSq, d.WithoutN, d.WithoutSum, d.WithoutSq, now)
+	}
+	sum := func(cols ...string) string {
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = c + " = memory_help." + c + " + excluded." + c
+		}
+		return strings.Join(parts, ", ")
+	}
+	if err := tx.Exec(`INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at)
+		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
+		sum("good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
+		args...).Error; err != nil {
+		return fmt.Errorf("store: add helpfulness: %w", err)
+	}
+	return nil
+}
