@@ -241,6 +241,9 @@ func TestBrowserMemories(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("memory-list")),
 		chromedp.SendKeys(chromedp.ID("q"), "绿茶"),
 		chromedp.Click(chromedp.ID("search")),
+		// The unfiltered list holds the tea memory too: wait for the
+		// filtered page before counting.
+		chromedp.WaitVisible(chromedp.ID("filter-clear")),
 		chromedp.WaitVisible(chromedp.CSS(`#memory-list a[href="/console/memories/`+f.Tea.ID+`"]`)),
 	); err != nil {
 		t.Fatal(err)
