@@ -195,7 +195,9 @@ func (w *recallWriter) flush(wait bool) {
 	w.open = nil
 	w.mu.Unlock()
 	if b != nil {
-		b.err = w.commitRows(b.rows)
+		// gorm writes back into the rows it inserts, while claim reads
+		// b.rows under w.mu: insert a copy.
+		b.err = w.commitRows(slices.Clone(b.rows))
 		if b.err != nil {
 			w.log.Error("recall records lost", "recalls", len(b.rows), "err", b.err)
 		}
