@@ -241,6 +241,9 @@ func TestBrowserMemories(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("memory-list")),
 		chromedp.SendKeys(chromedp.ID("q"), "绿茶"),
 		chromedp.Click(chromedp.ID("search")),
+		// The unfiltered list holds the memory too: wait for the results
+		// page, whose field's attribute (not only its value) is the query.
+		chromedp.WaitVisible(chromedp.CSS(`#q[value="绿茶"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#memory-list a[href="/console/memories/`+f.Tea.ID+`"]`)),
 	); err != nil {
 		t.Fatal(err)
