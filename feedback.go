@@ -266,6 +266,13 @@ type Reputation struct {
 	Votes    int64   `json:"votes"`
 }
 
+// RaterReputation is one rater's reputation in a tenant.
+type RaterReputation struct {
+	Rater string `json:"rater"`
+	Reputation
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 // Impact is a memory's measured effect on the ratings of the answers it
 // was injected into (GET /v1/memories/{id}/impact).
 type Impact struct {

@@ -249,3 +249,27 @@ func addHelp(tx *gorm.DB, tenant string, deltas map[string]*helpRow, now time.Ti
 	}
 	return nil
 }
+
+// FindReputations returns the reputation of up to limit raters of the
+// tenant in ctx, those that disagreed most with other raters' evidence
+// first.
+func (db *DB) FindReputations(ctx context.Context, limit int) ([]*engram.RaterReputation, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, engram.Errorf(engram.EINVALID, "limit must be positive")
+	}
+	var rows []reputationRow
+	if err := db.r.WithContext(ctx).Where("tenant_id = ?", tenant).
+		Order("disagree - agree DESC, votes DESC, rater").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: rater reputations: %w", err)
+	}
+	out := make([]*engram.RaterReputation, len(rows))
+	for i, r := range rows {
+		out[i] = &engram.RaterReputation{Rater: r.Rater,
+			Reputation: engram.Reputation{Agree: r.Agree, Disagree: r.Disagree, Votes: r.Votes}, UpdatedAt: r.UpdatedAt.UTC()}
+	}
+	return out, nil
+}

@@ -404,3 +404,25 @@ func (db *DB) UpdateWorkingState(ctx context.Context, sessionID, scope, scopeID 
 		}
 	}
 }
+
+// FindSessions returns up to limit live (unexpired) sessions of the
+// tenant in ctx, open and closed, the most recently active first.
+func (db *DB) FindSessions(ctx context.Context, limit int) ([]*engram.Session, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, engram.Errorf(engram.EINVALID, "limit must be positive")
+	}
+	var rows []sessionRow
+	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND expires_at > ?", tenant, db.now().UTC()).
+		Order("updated_at DESC, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	out := make([]*engram.Session, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toSession()
+	}
+	return out, nil
+}

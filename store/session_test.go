@@ -139,3 +139,58 @@ func TestWorkingStateConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestFindSessions: a tenant's live sessions, most recently active first,
+// without expired ones or another tenant's; a bad limit is refused.
+func TestFindSessions(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		other := storetest.Tenant(t, db, "other")
+		msg := func() []*engram.SessionEvent {
+			return []*engram.SessionEvent{{Type: engram.EventMessage, Role: "user", Content: "hello"}}
+		}
+		if got, err := db.FindSessions(ctx, 10); err != nil || len(got) != 0 {
+			t.Fatalf("empty tenant: %v %v", got, err)
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			if _, _, err := db.AppendSessionEvents(ctx, id, "user-1", msg(), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if _, _, err := db.AppendSessionEvents(ctx, "a", "", msg(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		if _, _, err := db.AppendSessionEvents(ctx, "gone", "", msg(), -time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := db.AppendSessionEvents(other, "theirs", "", msg(), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CloseSession(ctx, "b", engram.OutcomeSuccess, ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.FindSessions(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, s := range got {
+			ids = append(ids, s.ID)
+		}
+		if strings.Join(ids, ",") != "b,a,c" {
+			t.Errorf("sessions %v, want b,a,c (closed b touched last, then a)", ids)
+		}
+		if got[1].Events != 2 || got[1].ResourceID != "user-1" || got[0].Status != engram.SessionClosed {
+			t.Errorf("sessions read back wrong: %+v %+v", got[0], got[1])
+		}
+		if got, err := db.FindSessions(ctx, 1); err != nil || len(got) != 1 || got[0].ID != "b" {
+			t.Errorf("limit 1: %v %v", got, err)
+		}
+		if _, err := db.FindSessions(ctx, 0); engram.ErrorCode(err) != engram.EINVALID {
+			t.Errorf("limit 0: %v, want EINVALID", err)
+		}
+	})
+}

@@ -419,6 +419,7 @@ func TestBrowserJourney(t *testing.T) {
 	e := newEnv(t, "sqlite")
 	secret, _ := e.key(t, "acme")
 	f := e.seed(t, "acme")
+	e.startSession(t, "acme", "trip-1", "user-7")
 	keep := os.Getenv(artifactsEnv) != ""
 	if keep {
 		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/console/signin"), chromedp.WaitVisible(chromedp.ID("key"))); err != nil {
@@ -473,6 +474,38 @@ func TestBrowserJourney(t *testing.T) {
 		t.Errorf("downloaded trl pairs: %q", got)
 	}
 
+	// Working memory: the live session and its context within a limit.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`nav.main a[href="/console/sessions"]`)),
+		chromedp.WaitVisible(chromedp.ID("sessions")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if keep {
+		shot(t, ctx, "sessions-en")
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#sessions a.session-link`)),
+		chromedp.WaitVisible(chromedp.ID("context-text")),
+		chromedp.SetValue(chromedp.ID("token-limit"), "60"),
+		chromedp.Click(chromedp.ID("render-context")),
+		// The rendered page, not the one the form was on: its field's
+		// attribute (not only its value) is the new limit.
+		chromedp.WaitVisible(chromedp.CSS(`#token-limit[value="60"]`)),
+		chromedp.WaitVisible(chromedp.ID("context-text")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(t, ctx, "#context-total"); !strings.Contains(s, "of 60 tokens used") {
+		t.Errorf("the session context at token_limit 60 reads %q", s)
+	}
+	if s := text(t, ctx, "#context-text"); !strings.Contains(s, "Kyoto") {
+		t.Errorf("the session context lacks the session's focus: %q", s)
+	}
+	if keep {
+		shot(t, ctx, "session-en")
+	}
+
 	if keep {
 		for _, p := range []string{"feedback", "pairs", "learning", "memories", "reflections"} {
 			if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+"/console/"+p), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
@@ -516,7 +549,7 @@ func TestBrowserJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/console/", "/console/memories", "/console/reflections/" + f.Reflection.ID,
-		"/console/memories/" + f.Coffee.ID, "/console/feedback", "/console/pairs", "/console/learning", "/console/playground"} {
+		"/console/memories/" + f.Coffee.ID, "/console/feedback", "/console/pairs", "/console/learning", "/console/playground", "/console/sessions", "/console/sessions/trip-1"} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+p), chromedp.WaitVisible(chromedp.CSS("nav.main"))); err != nil {
 			t.Fatal(err)
 		}

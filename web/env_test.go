@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 	"github.com/engram-memory/engram/web"
+	"github.com/engram-memory/engram/working"
 )
 
 // env is a console on a real store with the real services, served over
@@ -31,6 +32,7 @@ type env struct {
 	recall   *learning.Recaller
 	feedback *learning.Feedback
 	refl     *reflections.Service
+	working  *working.Service
 }
 
 func newEnv(t testing.TB, engine string) *env {
@@ -48,11 +50,13 @@ func newEnvOn(t testing.TB, db *store.DB) *env {
 	e := &env{db: db}
 	e.recall = learning.NewRecaller(withIndex(db), routes, scorer, tok, cfg.Recall, time.Now)
 	e.feedback = learning.NewFeedback(db, scorer, cfg.Feedback)
+	e.working = working.New(db, db, routes, e.recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
 	e.refl = reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3}, nil)
 	c, err := web.New(web.Config{
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: db, Reflections: e.refl, Recall: e.recall, Pairs: e.feedback, Scorer: scorer,
-		Markdown: reflections.RenderHTML,
+		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db,
 		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {

@@ -95,6 +95,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"pretty":    prettyJSON,
+	"effect":    effect,
 	"q":         url.QueryEscape,
 	"join":      strings.Join,
 	"hasPrefix": strings.HasPrefix,
@@ -106,6 +107,17 @@ func trustedHTML(s string) template.HTML {
 }
 
 // prettyJSON indents a JSON document; anything else is shown as it is.
+// effect formats a measured impact with its 95% interval, if any.
+func effect(v *float64, ci []float64) string {
+	if v == nil {
+		return "—"
+	}
+	if len(ci) == 2 {
+		return fmt.Sprintf("%+.2f [%+.2f, %+.2f]", *v, ci[0], ci[1])
+	}
+	return fmt.Sprintf("%+.2f", *v)
+}
+
 func prettyJSON(raw []byte) string {
 	if len(raw) == 0 {
 		return ""
@@ -120,7 +132,7 @@ func prettyJSON(raw []byte) string {
 // pageNames are the templates under templates/, each executed inside
 // layout.html.
 var pageNames = []string{"signin", "error", "overview", "memories", "memory", "reflections", "reflection",
-	"feedback", "pairs", "learning", "playground"}
+	"feedback", "pairs", "learning", "playground", "sessions", "session"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))

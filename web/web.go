@@ -56,6 +56,29 @@ type PairSource interface {
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 }
 
+// SessionLister lists the tenant's live L1 sessions (the store).
+type SessionLister interface {
+	// FindSessions returns up to limit live sessions, the most recently
+	// active first.
+	FindSessions(ctx context.Context, limit int) ([]*engram.Session, error)
+}
+
+// Impacts explains what feedback taught about a memory.
+type Impacts interface {
+	// Impact returns the memory's helpfulness factor, its evidence and
+	// its measured effect. ENOTFOUND.
+	Impact(ctx context.Context, memoryID string) (*engram.Impact, error)
+	// RaterWeight is how much a rater of reputation r counts, in [0, 1].
+	RaterWeight(r engram.Reputation) float64
+}
+
+// Raters reads the tenant's rater reputations (the store).
+type Raters interface {
+	// FindReputations returns up to limit raters, those that disagreed
+	// most with other raters' evidence first.
+	FindReputations(ctx context.Context, limit int) ([]*engram.RaterReputation, error)
+}
+
 // PairEncoder writes export lines in one format.
 type PairEncoder interface {
 	// Pair writes one preference pair.
@@ -84,6 +107,14 @@ type Config struct {
 	Export      Exporter
 	Insights    engram.ConsoleInsights
 	Scorer      Scorer
+	// LiveSessions and Working show L1 working memory (the sessions
+	// pages); without them the pages answer 404.
+	LiveSessions SessionLister
+	Working      engram.SessionService
+	// Impacts and Raters add helpfulness, impact and rater weights to
+	// the learning page; optional.
+	Impacts Impacts
+	Raters  Raters
 	// Markdown renders a reflection's Markdown to safe HTML (raw HTML
 	// omitted), for its older versions.
 	Markdown func(src string) (string, error)
@@ -148,6 +179,8 @@ func New(cfg Config) (*Console, error) {
 	m.Handle("GET /console/pairs", c.signedIn(c.handlePairs))
 	m.Handle("GET /console/pairs/download", c.signedIn(c.handleDownload))
 	m.Handle("GET /console/learning", c.signedIn(c.handleLearning))
+	m.Handle("GET /console/sessions", c.signedIn(c.handleSessions))
+	m.Handle("GET /console/sessions/{id}", c.signedIn(c.handleSession))
 	m.Handle("GET /console/playground", c.signedIn(c.handlePlayground))
 	m.Handle("POST /console/playground", c.signedIn(c.handlePlayground))
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {

@@ -208,6 +208,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *sl
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
+		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
 		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {
