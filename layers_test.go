@@ -18,8 +18,8 @@ var leaves = []string{module + "/analysis", module + "/tokens"}
 // mayImport is the layering rule of DESIGN §2 ("one way down"): the root
 // package holds the domain and imports the standard library only; every
 // other package imports the root and the leaves, never a sibling; the
-// store's test harness opens the store; cmd/engram alone wires siblings
-// together (and reads configs).
+// store's test harness opens the store, the index's puts an index over it;
+// cmd/engram alone wires siblings together (and reads configs).
 func mayImport(pkg, dep string) bool {
 	switch {
 	case pkg == module+"/cmd/engram":
@@ -28,6 +28,8 @@ func mayImport(pkg, dep string) bool {
 		return false
 	case pkg == module+"/store/storetest":
 		return dep == module || slices.Contains(leaves, dep) || dep == module+"/store"
+	case pkg == module+"/index/indextest":
+		return dep == module || slices.Contains(leaves, dep) || dep == module+"/store" || dep == module+"/index"
 	case pkg == module:
 		return false
 	}

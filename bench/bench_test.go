@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -23,7 +24,7 @@ import (
 func services(tb testing.TB) (Services, *store.DB) {
 	db := storetest.Open(tb, "sqlite")
 	routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
-	rec := learning.NewRecaller(withIndex(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 		storetest.Tokenizer(tb), engram.DefaultRecallConfig(), time.Now)
 	return Services{Auth: db, Memories: db, Recall: rec, Router: routes}, db
 }

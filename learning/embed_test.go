@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/store/storetest"
@@ -117,7 +118,7 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		routes := router.NewService(router.New(router.DefaultConfig()), db, 0)
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, *learning.Embeddings) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
-			rec := learning.NewRecaller(withIndex(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
+			rec := learning.NewRecaller(indextest.Wrap(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
 				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
 			return rec, learning.NewEmbeddings(e, db, db, db, "test-"+url, slog.New(slog.DiscardHandler))
 		}

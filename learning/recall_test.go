@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/store"
@@ -30,7 +31,7 @@ func (r fixedRouter) RouteQuery(_ context.Context, query string) (*engram.Route,
 
 func newRecaller(t testing.TB, db *store.DB, rt engram.RouterService, cfg engram.RecallConfig) *learning.Recaller {
 	t.Helper()
-	return learning.NewRecaller(withIndex(db), rt, learning.NewScorer(learning.DefaultScoreConfig(), time.Now), storetest.Tokenizer(t), cfg, time.Now)
+	return learning.NewRecaller(indextest.Wrap(db), rt, learning.NewScorer(learning.DefaultScoreConfig(), time.Now), storetest.Tokenizer(t), cfg, time.Now)
 }
 
 // addMemories stores ms for the tenant in ctx and returns them as stored.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/mcp"
 	"github.com/engram-memory/engram/mcp/mcptest"
@@ -47,7 +48,7 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db, 0)
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
-	rec := learning.NewRecaller(withIndex(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, time.Now)
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, time.Now)
 	fb := learning.NewFeedback(db, scorer, cfg.Feedback)
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup}, nil)
 	lim := cfg.Limits

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
@@ -37,7 +38,7 @@ func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
 	lim := cfg.Limits
 	srv, err := server.New(server.Config{Memories: db, Auth: db, Health: db, Router: routes,
-		Recall:   learning.NewRecaller(withIndex(db), routes, scorer, storetest.Tokenizer(b), cfg.Recall, time.Now),
+		Recall:   learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(b), cfg.Recall, time.Now),
 		Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Limits:   server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()}})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -89,7 +90,7 @@ func newFeedbackEnvWith(t testing.TB, o store.Options) *fbEnv {
 		t.Fatal(err)
 	}
 	scorer := learning.NewScorer(scoring, clock.now)
-	rec := learning.NewRecaller(withIndex(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
 	lim := cfg.Limits
 	dir := t.TempDir()
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3, Dir: dir}, nil)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
@@ -25,7 +26,7 @@ import (
 type env struct {
 	db *store.DB
 	// lexical is the store with the recall pipeline's index (newRecallEnv).
-	lexical indexed
+	lexical indextest.Store
 	h       http.Handler
 	srv     *httptest.Server
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
@@ -52,7 +53,7 @@ func newRecallEnvOn(t testing.TB, db *store.DB) *env {
 	if err := scoring.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	lexical := withIndex(db)
+	lexical := indextest.Wrap(db)
 	rec := learning.NewRecaller(lexical, routes, learning.NewScorer(scoring, time.Now), storetest.Tokenizer(t),
 		cfg.Recall, time.Now)
 	lim := cfg.Limits

@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
@@ -45,7 +46,7 @@ func newSessionEnvOn(t testing.TB, db *store.DB, adjust ...func(*configs.Config)
 	scoring := learning.NewScoreConfig(cfg.Scoring)
 	scorer := learning.NewScorer(scoring, time.Now)
 	tok := storetest.Tokenizer(t)
-	rec := learning.NewRecaller(withIndex(db), routes, scorer, tok, cfg.Recall, time.Now)
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, tok, cfg.Recall, time.Now)
 	w := working.New(db, db, routes, rec, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
 	lim := cfg.Limits

@@ -15,6 +15,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -48,7 +49,7 @@ func newEnvOn(t testing.TB, db *store.DB) *env {
 	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
 	e := &env{db: db}
-	e.recall = learning.NewRecaller(withIndex(db), routes, scorer, tok, cfg.Recall, time.Now)
+	e.recall = learning.NewRecaller(indextest.Wrap(db), routes, scorer, tok, cfg.Recall, time.Now)
 	e.feedback = learning.NewFeedback(db, scorer, cfg.Feedback)
 	e.working = working.New(db, db, routes, e.recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
