@@ -40,9 +40,11 @@ func buildEngram(t *testing.T) string {
 }
 
 // engramEnv is the environment without the caller's ENGRAM_* settings,
-// plus extra.
+// with exploration off, plus extra. Exploration holds back a random one
+// of a recall's best memories in a few percent of recalls (learning.explore),
+// and the scenarios assert which memories a recall injects.
 func engramEnv(extra ...string) []string {
-	var env []string
+	env := []string{"ENGRAM_LEARNING_EXPLORE=0"}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "ENGRAM_") {
 			env = append(env, kv)
