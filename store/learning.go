@@ -109,6 +109,7 @@ type learningTx struct {
 	agreement   float64
 	ranks       map[string]int
 	deltas      map[string]*helpRow
+	totals      *helpRow // what the feedback adds to the tenant's totals; written by addTotals
 }
 
 // startLearning reads the rater's reputation (its weight for this
@@ -186,15 +187,17 @@ func (l *learningTx) outcome(n *int64, sum, sq *float64) {
 }
 
 // finishLearning writes the feedback's evidence: the credited memories',
-// the held-back memory's outcome without it, the tenant's totals (for a
-// judged answer, not a vote on one memory) and the rater's reputation.
+// the held-back memory's outcome without it and the rater's reputation;
+// it gathers what the feedback adds to the tenant's totals (for a judged
+// answer, not a vote on one memory), which addTotals writes.
 func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *learningTx, heldBack string, answer bool) error {
 	if heldBack != "" {
 		d := l.delta(heldBack)
 		l.outcome(&d.WithoutN, &d.WithoutSum, &d.WithoutSq)
 	}
 	if answer {
-		d := l.delta(baseMemory)
+		d := &helpRow{MemoryID: baseMemory}
+		l.totals = d
 		w := math.Abs(l.signal) * l.raterWeight
 		if l.signal > 0 {
 			d.Good += w
@@ -214,6 +217,16 @@ func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *lear
 		return fmt.Errorf("store: rater reputation: %w", err)
 	}
 	return nil
+}
+
+// addTotals adds the feedback's share to the tenant's totals row, as the
+// last write of the feedback's transaction before its events: every
+// judged answer of the tenant adds to that one row.
+func (l *learningTx) addTotals(tx *gorm.DB, tenant string, now time.Time) error {
+	if l.totals == nil {
+		return nil
+	}
+	return addHelp(tx, tenant, map[string]*helpRow{baseMemory: l.totals}, now)
 }
 
 // addHelp adds deltas to memory_help in one statement, rows in id order
