@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -323,4 +325,67 @@ func TestConcurrentSearchesAndWrites(t *testing.T) {
 			t.Fatalf("followed %q, loaded %q", contents(a), contents(b))
 		}
 	}
+}
+
+// TestCreditsFollowedLikeALoad: feedback credits reach an index that
+// follows the feed as deltas (new versions and learned queries), and it
+// then answers exactly like an index loaded afresh from the store, on
+// both engines: the learned queries it adds and drops move the same
+// postings, and no stale row is served.
+func TestCreditsFollowedLikeALoad(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "acme"), engram.Actor{KeyID: "k"})
+		ix := index.New(db, index.Config{RowCache: 100})
+		var ms []*engram.Memory
+		for i := range 6 {
+			ms = append(ms, mustCreate(t, db, ctx, &engram.Memory{Content: fmt.Sprintf("harbour note %d: the ferry leaves at %d", i, 7+i), Category: "life"}))
+		}
+		search(t, ix, ctx, "harbour ferry") // loaded and rows cached before the credits
+		policy := learning.NewFeedback(db, learning.NewScorer(learning.NewScoreConfig(configs.Default().Scoring), time.Now),
+			engram.DefaultFeedbackConfig())
+		for i := range 12 {
+			// Long queries, so that the learned text is trimmed and old
+			// queries are dropped as new ones come.
+			query := fmt.Sprintf("when does the ferry %d leave %s", i, strings.Repeat(fmt.Sprint("timetable", i, " "), 40))
+			r := &engram.Recall{Query: query, TokenBudget: 100, CreatedAt: time.Now()}
+			for j, m := range ms[:3+i%3] {
+				r.Items = append(r.Items, engram.RecallItem{ID: m.ID, Version: 1, Category: "life", Score: 1 - 0.1*float64(j)})
+			}
+			if err := db.SaveRecall(ctx, r, "", ""); err != nil {
+				t.Fatal(err)
+			}
+			thumb := engram.ThumbUp
+			if i%4 == 3 {
+				thumb = engram.ThumbDown
+			}
+			if _, err := db.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: r.ID, Thumb: thumb, Rater: fmt.Sprint("r", i)}, policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fresh := index.New(db, index.Config{RowCache: 100})
+		for _, q := range []string{"harbour ferry", "timetable3", "timetable11 ferry", "when does the ferry leave", "timetable0"} {
+			a, b := search(t, ix, ctx, q), search(t, fresh, ctx, q)
+			if len(a) != len(b) {
+				t.Fatalf("%q: following %q, fresh %q", q, contents(a), contents(b))
+			}
+			for i := range a {
+				if a[i].Memory.ID != b[i].Memory.ID || a[i].Score != b[i].Score || a[i].Memory.Version != b[i].Memory.Version ||
+					a[i].Memory.Reward != b[i].Memory.Reward || a[i].Memory.Learned != b[i].Memory.Learned {
+					t.Fatalf("%q: following and fresh differ at %d: %+v vs %+v", q, i, a[i].Memory, b[i].Memory)
+				}
+			}
+		}
+		s1, err := ix.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := fresh.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s1.Terms != s2.Terms || s1.Postings != s2.Postings || s1.Docs != s2.Docs {
+			t.Errorf("following: %+v; fresh: %+v", s1, s2)
+		}
+	})
 }
