@@ -19,8 +19,8 @@ func TestCreditSeenByOtherServer(t *testing.T) {
 		o := storetest.Options(t, engine)
 		one, two := newFeedbackEnvWith(t, o), newFeedbackEnvWith(t, o)
 		key, _ := one.tenant(t, "alpha")
-		a := create(t, one.env, key, `{"content":"The user's sailing boat is called Albatross","category":"life"}`)
-		b := create(t, one.env, key, `{"content":"The boat Albatross is moored in Kiel harbour","category":"life"}`)
+		a := one.memory(t, key, create(t, one.env, key, `{"content":"The user's sailing boat is called Albatross","category":"life"}`).ID)
+		b := one.memory(t, key, create(t, one.env, key, `{"content":"The boat Albatross is moored in Kiel harbour","category":"life"}`).ID)
 		const query = "boat albatross"
 		warm := two.recall(t, key, query, 200) // caches the candidate rows on server two
 		if rankOf(warm, a.ID) < 0 || rankOf(warm, b.ID) < 0 {
@@ -46,7 +46,7 @@ func TestCreditSeenByOtherServer(t *testing.T) {
 			}
 			bd, want := got.Items[i].Breakdown, fresh.Items[j].Breakdown
 			if got.Items[i].Version != stored.Version || bd.Confidence != stored.Confidence || bd.Reward != want.Reward ||
-				bd.Revision != want.Revision || bd.Stability != stored.Stability || bd.Score != want.Score {
+				bd.Revision != want.Revision || bd.Stability != stored.Stability || bd.Helpfulness != want.Helpfulness || bd.Relevance != want.Relevance {
 				t.Errorf("server two scores %s at version %d with %+v; stored version %d confidence %v stability %v; a fresh server: %+v",
 					m.ID, got.Items[i].Version, bd, stored.Version, stored.Confidence, stored.Stability, want)
 			}
@@ -67,6 +67,7 @@ func TestFeedbackFailureCases(t *testing.T) {
 		key, _ := e.tenant(t, "alpha")
 		a := create(t, e.env, key, `{"content":"The user's sailing boat is called Albatross","category":"life"}`)
 		b := create(t, e.env, key, `{"content":"The boat Albatross is moored in Kiel harbour","category":"life"}`)
+		e.count(t) // opens the counting connection for every subtest
 
 		t.Run("nothing injected", func(t *testing.T) {
 			empty := e.recall(t, key, "quantum chromodynamics lattice", 200)
