@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -387,7 +388,7 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 		return out, nil
 	}
 	// By id alone, the tenant checked per row (see LeanMemories).
-	rows, err := findLean(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
+	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
 	if err != nil {
 		return nil, fmt.Errorf("store: memories to credit: %w", err)
 	}
@@ -409,6 +410,7 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 	}
 	now := db.now().UTC().Truncate(time.Microsecond)
 	credits := make([]creditRow, 0, len(rows))
+	var moved []creditedRow
 	for i := range rows {
 		row := &rows[i]
 		if row.TenantID != tenant || !row.Valid {
@@ -421,16 +423,7 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 			before := *m
 			policy.Credit(m, fb.Signal, weight, query)
 			m.Version, m.UpdatedAt = before.Version+1, now
-			res := tx.Exec(`UPDATE memories SET confidence = ?, reward = ?, up_count = ?, down_count = ?, stability = ?,
-				needs_revision = ?, reinforced_at = ?, learned = ?, updated_at = ?, version = ? WHERE seq = ? AND version = ?`,
-				m.Confidence, m.Reward, m.UpCount, m.DownCount, m.Stability, m.NeedsRevision, m.ReinforcedAt.UTC(), m.Learned,
-				m.UpdatedAt, m.Version, row.Seq, before.Version)
-			if res.Error != nil {
-				return nil, fmt.Errorf("store: credit memory: %w", res.Error)
-			}
-			if res.RowsAffected == 0 {
-				return nil, errRetry
-			}
+			moved = append(moved, creditedRow{seq: row.Seq, m: m})
 			if err := db.appendDelta(ctx, tenant, m.ID, m.Version, engram.DeltaOf(fb.ID, &before, m)); err != nil {
 				return nil, err
 			}
@@ -441,12 +434,107 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 			Confidence: m.Confidence, Stability: m.Stability, NeedsRevision: m.NeedsRevision, UpCount: m.UpCount,
 			DownCount: m.DownCount, Capped: capped})
 	}
+	if err := db.updateCredited(tx, moved); err != nil {
+		return nil, err
+	}
 	if len(credits) > 0 {
 		if err := tx.CreateInBatches(credits, 500).Error; err != nil {
 			return nil, fmt.Errorf("store: save credits: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// creditedRow is a memory a credit moved, and its row.
+type creditedRow struct {
+	seq int64
+	m   *engram.Memory
+}
+
+// creditColumns are the memory columns a credit writes, with their
+// PostgreSQL types; the version goes up by one.
+var creditColumns = []struct {
+	name, typ string
+	value     func(m *engram.Memory) any
+}{
+	{"confidence", "double precision", func(m *engram.Memory) any { return m.Confidence }},
+	{"reward", "double precision", func(m *engram.Memory) any { return m.Reward }},
+	{"up_count", "bigint", func(m *engram.Memory) any { return m.UpCount }},
+	{"down_count", "bigint", func(m *engram.Memory) any { return m.DownCount }},
+	{"stability", "double precision", func(m *engram.Memory) any { return m.Stability }},
+	{"needs_revision", "boolean", func(m *engram.Memory) any { return m.NeedsRevision }},
+	{"reinforced_at", "timestamptz", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
+	{"learned", "text", func(m *engram.Memory) any { return m.Learned }},
+	{"updated_at", "timestamptz", func(m *engram.Memory) any { return m.UpdatedAt }},
+}
+
+// updateCredited writes the credited memories' learned fields in one
+// statement (a CASE on the row per column), each row at the version it
+// was read at plus one. The rows are locked (PostgreSQL) or the writer is
+// alone (SQLite), so none can have moved since it was read; a row that
+// did is a lost race, retried.
+func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
+	if len(moved) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
+	q.WriteString("UPDATE memories SET ")
+	for i, c := range creditColumns {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(c.name + " = CASE seq")
+		for _, r := range moved {
+			q.WriteString(" WHEN ? THEN " + db.dialect.param(c.typ))
+			args = append(args, r.seq, c.value(r.m))
+		}
+		q.WriteString(" END")
+	}
+	q.WriteString(", version = version + 1 WHERE ")
+	for i, r := range moved {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		q.WriteString("(seq = ? AND version = ?)")
+		args = append(args, r.seq, r.m.Version-1)
+	}
+	res := tx.Exec(q.String(), args...)
+	if res.Error != nil {
+		return fmt.Errorf("store: credit memories: %w", res.Error)
+	}
+	if res.RowsAffected != int64(len(moved)) {
+		return errRetry
+	}
+	return nil
+}
+
+// creditedColumns are the memories columns a credit reads.
+var creditedColumns = []string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
+	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version"}
+
+// findCredited runs q (a memories query) for creditedColumns.
+func findCredited(q *gorm.DB) ([]memoryRow, error) {
+	rows, err := q.Model(&memoryRow{}).Select(creditedColumns).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memoryRow
+	for rows.Next() {
+		var r memoryRow
+		var reinforced sql.NullTime
+		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount, &r.DownCount,
+			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version); err != nil {
+			return nil, err
+		}
+		if reinforced.Valid {
+			r.ReinforcedAt = &reinforced.Time
+		}
+		r.Tags = "[]"
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // reflectionPrefix starts the id of a reflection, which a recall may
