@@ -200,9 +200,11 @@ type MemoryDelta struct {
 	DownCount     int64          `json:"down_count"`
 	Stability     float64        `json:"stability"`
 	NeedsRevision bool           `json:"needs_revision"`
-	ReinforcedAt  time.Time      `json:"reinforced_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
+	ReinforcedAt  *time.Time     `json:"reinforced_at,omitempty"` // set when the credit restarted the decay clock
 	Learned       *LearnedChange `json:"learned,omitempty"`
+	// UpdatedAt is the time of the credit, which the event records
+	// beside the delta.
+	UpdatedAt time.Time `json:"-"`
 }
 
 // LearnedChange is a change of Memory.Learned: the queries before and
@@ -217,7 +219,11 @@ type LearnedChange struct {
 func DeltaOf(feedbackID string, before, after *Memory) *MemoryDelta {
 	d := &MemoryDelta{FeedbackID: feedbackID, Reward: after.Reward, Confidence: after.Confidence,
 		UpCount: after.UpCount, DownCount: after.DownCount, Stability: after.Stability,
-		NeedsRevision: after.NeedsRevision, ReinforcedAt: after.ReinforcedAt, UpdatedAt: after.UpdatedAt}
+		NeedsRevision: after.NeedsRevision, UpdatedAt: after.UpdatedAt}
+	if !before.ReinforcedAt.Equal(after.ReinforcedAt) {
+		at := after.ReinforcedAt
+		d.ReinforcedAt = &at
+	}
 	if before.Learned != after.Learned {
 		d.Learned = &LearnedChange{From: before.Learned, To: after.Learned}
 	}
@@ -227,7 +233,10 @@ func DeltaOf(feedbackID string, before, after *Memory) *MemoryDelta {
 // Apply gives m the values of d, as version.
 func (d *MemoryDelta) Apply(m *Memory, version int64) {
 	m.Reward, m.Confidence, m.UpCount, m.DownCount = d.Reward, d.Confidence, d.UpCount, d.DownCount
-	m.Stability, m.NeedsRevision, m.ReinforcedAt, m.UpdatedAt = d.Stability, d.NeedsRevision, d.ReinforcedAt, d.UpdatedAt
+	m.Stability, m.NeedsRevision, m.UpdatedAt = d.Stability, d.NeedsRevision, d.UpdatedAt
+	if d.ReinforcedAt != nil {
+		m.ReinforcedAt = *d.ReinforcedAt
+	}
 	if d.Learned != nil {
 		m.Learned = d.Learned.To
 	}
@@ -236,11 +245,15 @@ func (d *MemoryDelta) Apply(m *Memory, version int64) {
 
 // Fold makes d, the next delta of the same memory after earlier, stand
 // for both when the sleep cycle removes earlier: d's values are already
-// the newer ones, and when only earlier changed the learned queries d
-// records them, unchanged by d itself, so that the state rebuilt from d
-// still holds them. d's From stays its own: a follower of the change feed
-// that applied every event before d expects it.
+// the newer ones, and when only earlier restarted the decay clock or
+// changed the learned queries d records them, unchanged by d itself, so
+// that the state rebuilt from d still holds them. d's From stays its own:
+// a follower of the change feed that applied every event before d
+// expects it.
 func (d *MemoryDelta) Fold(earlier *MemoryDelta) {
+	if d.ReinforcedAt == nil {
+		d.ReinforcedAt = earlier.ReinforcedAt
+	}
 	if d.Learned == nil && earlier.Learned != nil {
 		d.Learned = &LearnedChange{From: earlier.Learned.To, To: earlier.Learned.To}
 	}

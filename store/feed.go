@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -72,9 +71,8 @@ func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]*engram.Ch
 		c := &engram.Change{Seq: *rows[i].FeedSeq, MemoryID: ev.MemoryID, Version: ev.Version,
 			Action: ev.Action, Before: ev.Before, After: ev.After, At: ev.CreatedAt}
 		if rows[i].Delta != nil {
-			c.Delta = &engram.MemoryDelta{}
-			if err := json.Unmarshal([]byte(*rows[i].Delta), c.Delta); err != nil {
-				return nil, fmt.Errorf("store: decode event %d: %w", rows[i].ID, err)
+			if c.Delta, err = rows[i].delta(); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, c)

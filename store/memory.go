@@ -508,6 +508,17 @@ func (db *DB) appendDelta(ctx context.Context, tenant, id string, version int64,
 	return nil
 }
 
+// delta decodes a delta event's engram.MemoryDelta; its time is the
+// event's.
+func (r *eventRow) delta() (*engram.MemoryDelta, error) {
+	var d engram.MemoryDelta
+	if err := json.Unmarshal([]byte(*r.Delta), &d); err != nil {
+		return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+	}
+	d.UpdatedAt = r.CreatedAt.UTC()
+	return &d, nil
+}
+
 // errRetry marks an optimistic write that lost a race without the client
 // having asked for a version check; mutate retries it on fresh data.
 var errRetry = errors.New("store: concurrent update")
@@ -695,9 +706,9 @@ func withStates(g *gorm.DB, tenant, id string, rows []eventRow) ([]*engram.Memor
 					return nil, err
 				}
 			}
-			var d engram.MemoryDelta
-			if err := json.Unmarshal([]byte(*rows[i].Delta), &d); err != nil {
-				return nil, fmt.Errorf("store: decode event %d: %w", rows[i].ID, err)
+			d, err := rows[i].delta()
+			if err != nil {
+				return nil, err
 			}
 			before, after := *state, *state
 			d.Apply(&after, rows[i].Version)
@@ -736,9 +747,9 @@ func stateAt(g *gorm.DB, tenant, id string, version int64) (*engram.Memory, erro
 		return nil, fmt.Errorf("store: find events: %w", err)
 	}
 	for i := range deltas {
-		var d engram.MemoryDelta
-		if err := json.Unmarshal([]byte(*deltas[i].Delta), &d); err != nil {
-			return nil, fmt.Errorf("store: decode event %d: %w", deltas[i].ID, err)
+		d, err := deltas[i].delta()
+		if err != nil {
+			return nil, err
 		}
 		d.Apply(state, deltas[i].Version)
 	}

@@ -88,19 +88,19 @@ func foldDeltas(tx *gorm.DB, tenant string, cut time.Time, applied int64) (int64
 	var gone []int64
 	var acc *engram.MemoryDelta
 	for i := range rows {
-		var d engram.MemoryDelta
-		if err := json.Unmarshal([]byte(*rows[i].Delta), &d); err != nil {
-			return 0, fmt.Errorf("decode event %d: %w", rows[i].ID, err)
+		d, err := rows[i].delta()
+		if err != nil {
+			return 0, err
 		}
 		inRun := i > 0 && rows[i-1].MemoryID == rows[i].MemoryID && rows[i-1].Version+1 == rows[i].Version
 		if inRun {
 			gone = append(gone, rows[i-1].ID)
 			d.Fold(acc)
 		}
-		acc = &d
+		acc = d
 		last := i == len(rows)-1 || rows[i+1].MemoryID != rows[i].MemoryID || rows[i+1].Version != rows[i].Version+1
 		if last && inRun {
-			b, err := json.Marshal(&d)
+			b, err := json.Marshal(d)
 			if err != nil {
 				return 0, err
 			}
