@@ -104,6 +104,9 @@ func foldDeltas(tx *gorm.DB, tenant string, cut time.Time, applied int64) (int64
 			if err != nil {
 				return 0, err
 			}
+			if string(b) == *rows[i].Delta {
+				continue // it already holds what the run changed
+			}
 			if err := tx.Exec(`UPDATE memory_events SET delta = ? WHERE id = ?`, string(b), rows[i].ID).Error; err != nil {
 				return 0, err
 			}
