@@ -91,6 +91,10 @@ type LearningOptions struct {
 	Seed          uint64
 	// Prefix names the run's tenants.
 	Prefix string
+	// SameOrigin writes the misleading memories as the conversation's
+	// turns are written (same source and type), so that nothing but
+	// their own feedback tells them apart (see engram.Memory.Origin).
+	SameOrigin bool
 	// Trace, when set, receives one JSON line per measured and per judged
 	// recall (see LearningTrace), for studying a credit policy offline.
 	Trace io.Writer
@@ -244,6 +248,11 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		fakes, err := misleading(tctx, svc, rng, opt.Mix, turns, dia, train, held)
 		if err != nil {
 			return nil, err
+		}
+		if opt.SameOrigin {
+			for _, f := range fakes {
+				f.m.Source, f.m.Type = locomoSource, "dialog_turn"
+			}
 		}
 		var batch []*engram.Memory
 		var labels []string

@@ -50,6 +50,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
 	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each")
+	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
@@ -158,7 +159,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		var out []bench.LearningSeed
 		for _, seed := range list {
 			opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,
-				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed)}
+				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed), SameOrigin: *sameOrigin}
 			if trace != nil {
 				opt.Trace = trace
 			}
