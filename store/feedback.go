@@ -327,7 +327,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		}
 		for _, cm := range res.Credited {
 			if !cm.Capped {
-				l.evidence(cm.ID, weights[cm.ID])
+				l.credited(cm.ID)
 			}
 		}
 		for _, id := range reflections {

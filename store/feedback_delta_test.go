@@ -185,12 +185,12 @@ func TestFeedbackCrashLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			help, base, err := f.db.MemoryHelpfulness(f.ctx, m.ID)
+			help, err := f.db.MemoryHelpfulness(f.ctx, m.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameLearned(got, m) || len(evs) != 1 || help != (engram.Helpfulness{}) || base != (engram.Helpfulness{}) {
-				t.Errorf("%s after a failed feedback: %+v, %d events, help %+v, totals %+v", m.ID, got, len(evs), help, base)
+			if !sameLearned(got, m) || len(evs) != 1 || help != (engram.HelpEvidence{}) {
+				t.Errorf("%s after a failed feedback: %+v, %d events, evidence %+v", m.ID, got, len(evs), help)
 			}
 		}
 		if changes, err := f.db.Changes(f.ctx, head, 10); err != nil || len(changes) != 0 {
