@@ -269,12 +269,11 @@ type HelpEvidence struct {
 	Answers Helpfulness `json:"answers"`
 }
 
-// Judged is a memory one feedback judges: its share of the answer, its
-// rank among the recall's memories (0 for the best score) and the
-// evidence known before this feedback.
+// Judged is a memory one feedback judges: its rank among the recall's
+// memories (0 for the best score) and the evidence known before this
+// feedback.
 type Judged struct {
-	Share float64
-	Rank  int
+	Rank int
 	// Corrected is set when a user's correction superseded the memory.
 	Corrected bool
 	HelpEvidence

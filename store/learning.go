@@ -188,7 +188,7 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets 
 	}
 	judged := make([]engram.Judged, len(mems))
 	for i, m := range mems {
-		judged[i] = engram.Judged{Share: scores[m.ID], Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
+		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
 		l.origin[m.ID] = m.Origin()
 	}
 	l.agreement = policy.Agreement(fb.Signal, judged)
