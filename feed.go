@@ -7,7 +7,9 @@ import (
 
 // Change is one committed write of a memory, as the change feed delivers
 // it: the memory before and after (nil before a create), in the tenant's
-// commit order.
+// commit order. A feedback credit comes as a Delta instead, with Before
+// and After nil: it changes the learned fields only (and the learned
+// queries, which Delta carries before and after when they change).
 type Change struct {
 	Seq      int64 // the tenant's feed sequence: 1, 2, 3, … with no gaps
 	MemoryID string
@@ -15,6 +17,7 @@ type Change struct {
 	Action   string // ActionCreate, ActionUpdate, …
 	Before   *Memory
 	After    *Memory
+	Delta    *MemoryDelta
 	At       time.Time
 }
 

@@ -186,6 +186,79 @@ type MemoryEvent struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// MemoryDelta is what one feedback credit changed of a memory: the new
+// values of its learned fields, and its learned queries before and after
+// when they changed. The store records a credit as a delta instead of the
+// full memory before and after (most of it text the credit leaves alone),
+// and rebuilds the full states for the history from the nearest full
+// event before it.
+type MemoryDelta struct {
+	FeedbackID    string         `json:"feedback_id"`
+	Reward        float64        `json:"reward"`
+	Confidence    float64        `json:"confidence"`
+	UpCount       int64          `json:"up_count"`
+	DownCount     int64          `json:"down_count"`
+	Stability     float64        `json:"stability"`
+	NeedsRevision bool           `json:"needs_revision"`
+	ReinforcedAt  *time.Time     `json:"reinforced_at,omitempty"` // set when the credit restarted the decay clock
+	Learned       *LearnedChange `json:"learned,omitempty"`
+	// UpdatedAt is the time of the credit, which the event records
+	// beside the delta.
+	UpdatedAt time.Time `json:"-"`
+}
+
+// LearnedChange is a change of Memory.Learned: the queries before and
+// after (a follower of the change feed re-indexes the difference).
+type LearnedChange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// DeltaOf returns what changed from before to after, which may differ in
+// the fields a MemoryDelta holds and their version only.
+func DeltaOf(feedbackID string, before, after *Memory) *MemoryDelta {
+	d := &MemoryDelta{FeedbackID: feedbackID, Reward: after.Reward, Confidence: after.Confidence,
+		UpCount: after.UpCount, DownCount: after.DownCount, Stability: after.Stability,
+		NeedsRevision: after.NeedsRevision, UpdatedAt: after.UpdatedAt}
+	if !before.ReinforcedAt.Equal(after.ReinforcedAt) {
+		at := after.ReinforcedAt
+		d.ReinforcedAt = &at
+	}
+	if before.Learned != after.Learned {
+		d.Learned = &LearnedChange{From: before.Learned, To: after.Learned}
+	}
+	return d
+}
+
+// Apply gives m the values of d, as version.
+func (d *MemoryDelta) Apply(m *Memory, version int64) {
+	m.Reward, m.Confidence, m.UpCount, m.DownCount = d.Reward, d.Confidence, d.UpCount, d.DownCount
+	m.Stability, m.NeedsRevision, m.UpdatedAt = d.Stability, d.NeedsRevision, d.UpdatedAt
+	if d.ReinforcedAt != nil {
+		m.ReinforcedAt = *d.ReinforcedAt
+	}
+	if d.Learned != nil {
+		m.Learned = d.Learned.To
+	}
+	m.Version = version
+}
+
+// Fold makes d, the next delta of the same memory after earlier, stand
+// for both when the sleep cycle removes earlier: d's values are already
+// the newer ones, and when only earlier restarted the decay clock or
+// changed the learned queries d records them, unchanged by d itself, so
+// that the state rebuilt from d still holds them. d's From stays its own:
+// a follower of the change feed that applied every event before d
+// expects it.
+func (d *MemoryDelta) Fold(earlier *MemoryDelta) {
+	if d.ReinforcedAt == nil {
+		d.ReinforcedAt = earlier.ReinforcedAt
+	}
+	if d.Learned == nil && earlier.Learned != nil {
+		d.Learned = &LearnedChange{From: earlier.Learned.To, To: earlier.Learned.To}
+	}
+}
+
 // KeyWrite is one set_memory(key, json_content, source) call.
 type KeyWrite struct {
 	Key     string          // normalized with NormalizeKey

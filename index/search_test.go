@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -323,4 +325,123 @@ func TestConcurrentSearchesAndWrites(t *testing.T) {
 			t.Fatalf("followed %q, loaded %q", contents(a), contents(b))
 		}
 	}
+}
+
+// creditor posts feedback on recalls of the memories through the store,
+// with the learning package's policy.
+type creditor struct {
+	db     *store.DB
+	policy *learning.Feedback
+	n      int
+}
+
+func newCreditor(db *store.DB) *creditor {
+	return &creditor{db: db, policy: learning.NewFeedback(db, learning.NewScorer(learning.NewScoreConfig(configs.Default().Scoring), time.Now),
+		engram.DefaultFeedbackConfig())}
+}
+
+// credit thumbs a recall of ms; long queries, so that the learned text is
+// trimmed and old queries are dropped as new ones come.
+func (c *creditor) credit(t *testing.T, ctx context.Context, thumb string, ms ...*engram.Memory) {
+	t.Helper()
+	c.n++
+	query := fmt.Sprintf("when does the ferry %d leave %s", c.n, strings.Repeat(fmt.Sprint("timetable", c.n, " "), 40))
+	r := &engram.Recall{Query: query, TokenBudget: 100, CreatedAt: time.Now()}
+	for j, m := range ms {
+		r.Items = append(r.Items, engram.RecallItem{ID: m.ID, Version: 1, Category: "life", Score: 1 - 0.1*float64(j)})
+	}
+	if err := c.db.SaveRecall(ctx, r, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.db.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: r.ID, Thumb: thumb, Rater: fmt.Sprint("r", c.n)}, c.policy); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameAsFresh fails unless ix answers like an index loaded afresh.
+func sameAsFresh(t *testing.T, db *store.DB, ix *index.Index, ctx context.Context) {
+	t.Helper()
+	fresh := index.New(db, index.Config{RowCache: 100})
+	for _, q := range []string{"harbour ferry", "timetable3", "timetable11 ferry", "when does the ferry leave", "timetable1"} {
+		a, b := search(t, ix, ctx, q), search(t, fresh, ctx, q)
+		if len(a) != len(b) {
+			t.Fatalf("%q: following %q, fresh %q", q, contents(a), contents(b))
+		}
+		for i := range a {
+			if a[i].Memory.ID != b[i].Memory.ID || a[i].Score != b[i].Score || a[i].Memory.Version != b[i].Memory.Version ||
+				a[i].Memory.Reward != b[i].Memory.Reward || a[i].Memory.Learned != b[i].Memory.Learned {
+				t.Fatalf("%q: following and fresh differ at %d: %+v vs %+v", q, i, a[i].Memory, b[i].Memory)
+			}
+		}
+	}
+	s1, err := ix.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := fresh.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.Terms != s2.Terms || s1.Postings != s2.Postings || s1.Docs != s2.Docs {
+		t.Errorf("following: %+v; fresh: %+v", s1, s2)
+	}
+}
+
+func ferryNotes(t *testing.T, db *store.DB, ctx context.Context) []*engram.Memory {
+	t.Helper()
+	var ms []*engram.Memory
+	for i := range 6 {
+		ms = append(ms, mustCreate(t, db, ctx, &engram.Memory{Content: fmt.Sprintf("harbour note %d: the ferry leaves at %d", i, 7+i), Category: "life"}))
+	}
+	return ms
+}
+
+// TestCreditsFollowedLikeALoad: feedback credits reach an index that
+// follows the feed as deltas (new versions and learned queries), and it
+// then answers exactly like an index loaded afresh from the store, on
+// both engines: the learned queries it adds and drops move the same
+// postings, and no stale row is served.
+func TestCreditsFollowedLikeALoad(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "acme"), engram.Actor{KeyID: "k"})
+		ix := index.New(db, index.Config{RowCache: 100})
+		ms := ferryNotes(t, db, ctx)
+		search(t, ix, ctx, "harbour ferry") // loaded and rows cached before the credits
+		c := newCreditor(db)
+		for i := range 12 {
+			thumb := engram.ThumbUp
+			if i%4 == 3 {
+				thumb = engram.ThumbDown
+			}
+			c.credit(t, ctx, thumb, ms[:3+i%3]...)
+		}
+		sameAsFresh(t, db, ix, ctx)
+	})
+}
+
+// TestFoldedCreditsFollowed: the sleep cycle folds credits into the last
+// of each run. An index that had applied all but that last event applies
+// it as it stands; one that was further behind meets a gap and reloads;
+// both then answer like a fresh index.
+func TestFoldedCreditsFollowed(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "acme"), engram.Actor{KeyID: "k"})
+		ms := ferryNotes(t, db, ctx)
+		near, far := index.New(db, index.Config{RowCache: 100}), index.New(db, index.Config{RowCache: 100})
+		search(t, far, ctx, "harbour ferry")
+		c := newCreditor(db)
+		for range 5 {
+			c.credit(t, ctx, engram.ThumbUp, ms[:3]...)
+		}
+		search(t, near, ctx, "harbour ferry") // applied all but the last credit of each memory
+		c.credit(t, ctx, engram.ThumbDown, ms[:3]...)
+		folded, err := db.FoldFeedbackEvents(ctx, time.Now().Add(time.Hour))
+		if err != nil || folded != 3*5 {
+			t.Fatalf("folded %d (%v), want 15", folded, err)
+		}
+		sameAsFresh(t, db, near, ctx)
+		sameAsFresh(t, db, far, ctx)
+	})
 }

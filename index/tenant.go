@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/analysis"
 )
 
 // doc is one memory the tenant's index has seen. Its slot (the doc
@@ -64,6 +65,29 @@ func (p *postings) remove(d uint32) bool {
 		p.tfs = slices.Delete(p.tfs, i, i+1)
 	}
 	return true
+}
+
+// set changes doc d's frequency to tf, adding the posting when d has
+// none; it reports whether it added one.
+func (p *postings) set(d, tf uint32) bool {
+	i, ok := slices.BinarySearch(p.docs, d)
+	if !ok {
+		p.add(d, tf)
+		return true
+	}
+	if p.wide == nil && tf > 0xffff {
+		p.wide = make([]uint32, len(p.tfs))
+		for j, x := range p.tfs {
+			p.wide[j] = uint32(x)
+		}
+		p.tfs = nil
+	}
+	if p.wide != nil {
+		p.wide[i] = tf
+	} else {
+		p.tfs[i] = uint16(tf)
+	}
+	return false
 }
 
 func (p *postings) tf(i int) uint32 {
@@ -189,9 +213,20 @@ func (t *tenant) drop(d uint32, m *engram.Memory) {
 
 // apply brings the index from a change's before to its after. A change
 // that leaves the indexed text alone (feedback, access, a new expiry)
-// touches the document's metadata only.
+// touches the document's metadata only; a feedback credit (a delta) moves
+// the version, which retires the cached row, and re-indexes the learned
+// queries when they changed.
 func (t *tenant) apply(c *engram.Change) {
 	d, known := t.byID[c.MemoryID]
+	if c.Delta != nil {
+		if known {
+			t.docs[d].version = c.Version
+			if l := c.Delta.Learned; l != nil && t.docs[d].live {
+				t.relearn(d, l.From, l.To)
+			}
+		}
+		return
+	}
 	if known && t.docs[d].live && live(c.Before) && live(c.After) && sameText(c.Before, c.After) {
 		dc := &t.docs[d]
 		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent))
@@ -208,6 +243,48 @@ func (t *tenant) apply(c *engram.Change) {
 		t.put(c.After)
 	} else if known {
 		t.docs[d].version = c.Version
+	}
+}
+
+// relearn re-indexes live doc d's learned queries from to to: each term's
+// frequency moves by the learned weight of its difference, so the doc's
+// postings and length are those rankTerms gives the memory after.
+func (t *tenant) relearn(d uint32, from, to string) {
+	diff := map[string]int64{}
+	for _, term := range analysis.QueryTerms(from) {
+		diff[term] -= learnedWeight
+	}
+	for _, term := range analysis.QueryTerms(to) {
+		diff[term] += learnedWeight
+	}
+	for term, dt := range diff {
+		if dt == 0 {
+			continue
+		}
+		p := t.post[term]
+		if p == nil {
+			p = &postings{}
+			t.post[term] = p
+			t.strBytes += int64(len(term))
+		}
+		var tf int64
+		if i, ok := slices.BinarySearch(p.docs, d); ok {
+			tf = int64(p.tf(i))
+		}
+		switch next := tf + dt; {
+		case next <= 0:
+			if p.remove(d) {
+				t.nPost--
+			}
+			if len(p.docs) == 0 {
+				delete(t.post, term)
+				t.strBytes -= int64(len(term))
+			}
+		case p.set(d, uint32(next)):
+			t.nPost++
+		}
+		t.lens[d] = uint32(int64(t.lens[d]) + dt)
+		t.totalLen += dt
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index/indextest"
 	"github.com/engram-memory/engram/learning"
@@ -20,9 +22,10 @@ import (
 )
 
 // feedbackBenchServer serves the full service (recall and feedback) on a
-// store with 200 memories and returns its URL, a key and a recall id
-// whose injected memories the feedback is credited to.
-func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
+// store with 200 memories and returns its URL, a key, a recall id whose
+// injected memories the feedback is credited to, and a function that
+// reads the tenant's event log size.
+func feedbackBenchServer(b *testing.B, engine string) (string, string, string, func() int64) {
 	b.Helper()
 	db := storetest.Open(b, engine)
 	ctx := context.Background()
@@ -54,7 +57,18 @@ func feedbackBenchServer(b *testing.B, engine string) (string, string, string) {
 	if err := json.Unmarshal(out, &rec); err != nil {
 		b.Fatal(err)
 	}
-	return ts.URL, key, rec.RecallID
+	tenant, err := db.FindTenant(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	logBytes := func() int64 {
+		n, err := db.EventLogBytes(engram.NewContextWithTenant(ctx, tenant.ID))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	return ts.URL, key, rec.RecallID, logBytes
 }
 
 // benchServer serves a fresh store of engine over real loopback HTTP and
@@ -104,6 +118,28 @@ func benchMemory(i int) map[string]any {
 		return map[string]any{"content": fmt.Sprintf("Meeting %d: the team agreed to ship the importer on Friday", i), "category": "work", "tags": []string{"meeting"}}
 	}
 	return map[string]any{"content": fmt.Sprintf("第%d条：用户喜欢喝咖啡，不加糖，下午不喝", i), "category": "preference", "tags": []string{"饮品"}}
+}
+
+// BenchmarkHTTPFeedbackParallel is BenchmarkHTTPFeedback from 16 clients
+// at once: every feedback credits the same memories and adds to the
+// tenant's totals, so it shows what serialises a tenant's feedback.
+func BenchmarkHTTPFeedbackParallel(b *testing.B) {
+	for _, engine := range storetest.Engines() {
+		b.Run(engine, func(b *testing.B) {
+			url, key, recallID, _ := feedbackBenchServer(b, engine)
+			var n atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					body := fmt.Sprintf(`{"recall_id":%q,"thumb":"up","rater":"p%d"}`, recallID, i)
+					benchDo(b, "POST", url+"/v1/feedback", key, []byte(body), http.StatusCreated)
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "feedback/s")
+		})
+	}
 }
 
 // BenchmarkHTTPCreate reports memories/s for one POST per memory.
@@ -199,11 +235,13 @@ func BenchmarkHTTPList(b *testing.B) {
 
 // BenchmarkHTTPFeedback posts thumbs on a recall over loopback HTTP, each
 // from its own rater so that every one is credited to the memories the
-// recall injected.
+// recall injected; it also reports the bytes each feedback added to the
+// event log.
 func BenchmarkHTTPFeedback(b *testing.B) {
 	for _, engine := range storetest.Engines() {
 		b.Run(engine, func(b *testing.B) {
-			url, key, recallID := feedbackBenchServer(b, engine)
+			url, key, recallID, logBytes := feedbackBenchServer(b, engine)
+			start := logBytes()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				thumb := "up"
@@ -214,6 +252,8 @@ func BenchmarkHTTPFeedback(b *testing.B) {
 				benchDo(b, "POST", url+"/v1/feedback", key, []byte(body), http.StatusCreated)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "feedback/s")
+			b.StopTimer()
+			b.ReportMetric(float64(logBytes()-start)/float64(b.N), "event-bytes/feedback")
 		})
 	}
 }

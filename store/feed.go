@@ -68,8 +68,14 @@ func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]*engram.Ch
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &engram.Change{Seq: *rows[i].FeedSeq, MemoryID: ev.MemoryID, Version: ev.Version,
-			Action: ev.Action, Before: ev.Before, After: ev.After, At: ev.CreatedAt})
+		c := &engram.Change{Seq: *rows[i].FeedSeq, MemoryID: ev.MemoryID, Version: ev.Version,
+			Action: ev.Action, Before: ev.Before, After: ev.After, At: ev.CreatedAt}
+		if rows[i].Delta != nil {
+			if c.Delta, err = rows[i].delta(); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

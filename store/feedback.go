@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -301,39 +302,41 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			targets = append(targets, id)
 		}
 	}
-	if err := tx.Create(&fb).Error; err != nil {
-		return nil, fmt.Errorf("store: save feedback: %w", err)
-	}
 	res := &engram.FeedbackResult{FeedbackID: fb.ID, Signal: fb.Signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
+	var l *learningTx
 	// A recall that injected nothing credits nothing and teaches nothing.
 	if fb.Signal != 0 && len(targets) > 0 {
 		// One order for every writer, so concurrent feedbacks on PostgreSQL
-		// lock the same memories in the same order.
+		// lock the same memories in the same order: memories ("mem_…")
+		// before reflections ("refl_…"), each by id.
 		sort.Strings(targets)
-		l, err := db.startLearning(tx, tenant, fb, targets, scores, policy)
-		if err != nil {
+		var err error
+		if l, err = db.startLearning(tx, tenant, fb, targets, scores, policy); err != nil {
 			return nil, err
 		}
+		var memories, reflections []string
 		for _, id := range targets {
 			if strings.HasPrefix(id, reflectionPrefix) {
-				cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
-				if err != nil {
-					return nil, err
-				}
-				if cr != nil {
-					res.Reflections = append(res.Reflections, *cr)
-				}
-				continue
+				reflections = append(reflections, id)
+			} else {
+				memories = append(memories, id)
 			}
-			cm, err := db.credit(ctx, tx, tenant, fb, id, weights[id]*l.raterWeight, query, policy)
+		}
+		if res.Credited, err = db.credit(ctx, tx, tenant, fb, memories, weights, l.raterWeight, query, policy); err != nil {
+			return nil, err
+		}
+		for _, cm := range res.Credited {
+			if !cm.Capped {
+				l.credited(cm.ID)
+			}
+		}
+		for _, id := range reflections {
+			cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
 			if err != nil {
 				return nil, err
 			}
-			if cm != nil {
-				res.Credited = append(res.Credited, *cm)
-				if !cm.Capped {
-					l.credited(id)
-				}
+			if cr != nil {
+				res.Reflections = append(res.Reflections, *cr)
 			}
 		}
 		if err := db.finishLearning(tx, tenant, fb, l, heldBack, in.MemoryID == ""); err != nil {
@@ -352,47 +355,186 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			}
 		}
 	}
+	if l != nil {
+		// The tenant's totals last: every feedback of the tenant adds to
+		// that one row, so on PostgreSQL its lock is held only for the
+		// transaction's tail, beside the feed's lock on the tenant's row.
+		if err := l.addTotals(tx, tenant, fb.CreatedAt); err != nil {
+			return nil, err
+		}
+	}
+	// The feedback row goes in last, with its result: one statement.
 	stored, _ := json.Marshal(res)
-	if err := tx.Model(&feedbackRow{}).Where("id = ?", fb.ID).Update("result", string(stored)).Error; err != nil {
-		return nil, fmt.Errorf("store: save feedback result: %w", err)
+	fb.Result = string(stored)
+	if err := tx.Create(&fb).Error; err != nil {
+		return nil, fmt.Errorf("store: save feedback: %w", err)
 	}
 	return res, nil
 }
 
-// credit applies one feedback to one memory unless the rater's cap for
-// it is reached; a tombstoned memory is skipped (nil).
-func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, id string, weight float64, query string, policy engram.FeedbackPolicy) (*engram.CreditedMemory, error) {
-	var capped bool
+// credit applies one feedback to the memories ids (sorted) of the tenant,
+// in a fixed number of statements however many there are: their rows are
+// read and locked in one statement, in id order (the one lock order of
+// every writer on PostgreSQL); the rater's applied credits within the
+// window are counted in one; each credited memory's learned fields are
+// updated in id order and recorded as a delta event (see
+// engram.MemoryDelta); the credits go in one multi-row insert. A memory
+// the rater's cap is reached for is recorded as capped and left alone; a
+// tombstoned memory, or one gone from the tenant, is skipped.
+func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, ids []string, weights map[string]float64,
+	raterWeight float64, query string, policy engram.FeedbackPolicy) ([]engram.CreditedMemory, error) {
+	out := []engram.CreditedMemory{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// By id alone, the tenant checked per row (see LeanMemories).
+	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
+	if err != nil {
+		return nil, fmt.Errorf("store: memories to credit: %w", err)
+	}
 	limit, window := policy.RaterLimit()
-	m, err := db.mutateTx(ctx, tx, tenant, "id = ?", id, nil, engram.ActionFeedback, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
-		// Counted under the memory's row lock (mutateTx), so concurrent
-		// votes of one rater see each other and the cap holds.
-		var used int64
-		if err := tx.Model(&creditRow{}).Where("tenant_id = ? AND memory_id = ? AND rater = ? AND applied AND created_at > ?",
-			tenant, id, fb.Rater, fb.CreatedAt.Add(-window)).Count(&used).Error; err != nil {
-			return false, fmt.Errorf("store: rater credits: %w", err)
+	// Counted under the memories' row locks, so concurrent votes of one
+	// rater see each other and the cap holds.
+	var counts []struct {
+		MemoryID string
+		N        int64
+	}
+	if err := tx.Raw(`SELECT memory_id, COUNT(*) AS n FROM feedback_credits
+		WHERE tenant_id = ? AND memory_id IN ? AND rater = ? AND applied AND created_at > ? GROUP BY memory_id`,
+		tenant, ids, fb.Rater, fb.CreatedAt.Add(-window)).Scan(&counts).Error; err != nil {
+		return nil, fmt.Errorf("store: rater credits: %w", err)
+	}
+	used := make(map[string]int64, len(counts))
+	for _, c := range counts {
+		used[c.MemoryID] = c.N
+	}
+	now := db.now().UTC().Truncate(time.Microsecond)
+	credits := make([]creditRow, 0, len(rows))
+	var moved []creditedRow
+	for i := range rows {
+		row := &rows[i]
+		if row.TenantID != tenant || !row.Valid {
+			continue
 		}
-		capped = used >= int64(limit)
-		if !m.Valid || capped {
-			return false, nil
+		m := row.toMemory()
+		capped := used[m.ID] >= int64(limit)
+		weight := weights[m.ID] * raterWeight
+		if !capped {
+			before := *m
+			policy.Credit(m, fb.Signal, weight, query)
+			m.Version, m.UpdatedAt = before.Version+1, now
+			moved = append(moved, creditedRow{seq: row.Seq, m: m})
+			if err := db.appendDelta(ctx, tenant, m.ID, m.Version, engram.DeltaOf(fb.ID, &before, m)); err != nil {
+				return nil, err
+			}
 		}
-		policy.Credit(m, fb.Signal, weight, query)
-		return true, nil
-	})
-	switch {
-	case engram.ErrorCode(err) == engram.ENOTFOUND:
-		return nil, nil // the memory is gone from the tenant: nothing to credit
-	case err != nil:
+		credits = append(credits, creditRow{FeedbackID: fb.ID, TenantID: tenant, MemoryID: m.ID, Rater: fb.Rater,
+			Signal: fb.Signal, Applied: !capped, CreatedAt: fb.CreatedAt})
+		out = append(out, engram.CreditedMemory{ID: m.ID, Version: m.Version, Weight: weight, Reward: m.Reward,
+			Confidence: m.Confidence, Stability: m.Stability, NeedsRevision: m.NeedsRevision, UpCount: m.UpCount,
+			DownCount: m.DownCount, Capped: capped})
+	}
+	if err := db.updateCredited(tx, moved); err != nil {
 		return nil, err
-	case !m.Valid:
-		return nil, nil
 	}
-	if err := tx.Create(&creditRow{FeedbackID: fb.ID, TenantID: tenant, MemoryID: id, Rater: fb.Rater, Signal: fb.Signal,
-		Applied: !capped, CreatedAt: fb.CreatedAt}).Error; err != nil {
-		return nil, fmt.Errorf("store: save credit: %w", err)
+	if len(credits) > 0 {
+		if err := tx.CreateInBatches(credits, 500).Error; err != nil {
+			return nil, fmt.Errorf("store: save credits: %w", err)
+		}
 	}
-	return &engram.CreditedMemory{ID: m.ID, Version: m.Version, Weight: weight, Reward: m.Reward, Confidence: m.Confidence, Stability: m.Stability,
-		NeedsRevision: m.NeedsRevision, UpCount: m.UpCount, DownCount: m.DownCount, Capped: capped}, nil
+	return out, nil
+}
+
+// creditedRow is a memory a credit moved, and its row.
+type creditedRow struct {
+	seq int64
+	m   *engram.Memory
+}
+
+// creditColumns are the memory columns a credit writes, with their
+// PostgreSQL types; the version goes up by one.
+var creditColumns = []struct {
+	name, typ string
+	value     func(m *engram.Memory) any
+}{
+	{"confidence", "double precision", func(m *engram.Memory) any { return m.Confidence }},
+	{"reward", "double precision", func(m *engram.Memory) any { return m.Reward }},
+	{"up_count", "bigint", func(m *engram.Memory) any { return m.UpCount }},
+	{"down_count", "bigint", func(m *engram.Memory) any { return m.DownCount }},
+	{"stability", "double precision", func(m *engram.Memory) any { return m.Stability }},
+	{"needs_revision", "boolean", func(m *engram.Memory) any { return m.NeedsRevision }},
+	{"reinforced_at", "timestamptz", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
+	{"learned", "text", func(m *engram.Memory) any { return m.Learned }},
+	{"updated_at", "timestamptz", func(m *engram.Memory) any { return m.UpdatedAt }},
+}
+
+// updateCredited writes the credited memories' learned fields in one
+// statement (a CASE on the row per column), each row at the version it
+// was read at plus one. The rows are locked (PostgreSQL) or the writer is
+// alone (SQLite), so none can have moved since it was read; a row that
+// did is a lost race, retried.
+func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
+	if len(moved) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
+	q.WriteString("UPDATE memories SET ")
+	for i, c := range creditColumns {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(c.name + " = CASE seq")
+		for _, r := range moved {
+			q.WriteString(" WHEN ? THEN " + db.dialect.param(c.typ))
+			args = append(args, r.seq, c.value(r.m))
+		}
+		q.WriteString(" END")
+	}
+	q.WriteString(", version = version + 1 WHERE ")
+	for i, r := range moved {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		q.WriteString("(seq = ? AND version = ?)")
+		args = append(args, r.seq, r.m.Version-1)
+	}
+	res := tx.Exec(q.String(), args...)
+	if res.Error != nil {
+		return fmt.Errorf("store: credit memories: %w", res.Error)
+	}
+	if res.RowsAffected != int64(len(moved)) {
+		return errRetry
+	}
+	return nil
+}
+
+// creditedColumns are the memories columns a credit reads.
+var creditedColumns = []string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
+	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version"}
+
+// findCredited runs q (a memories query) for creditedColumns.
+func findCredited(q *gorm.DB) ([]memoryRow, error) {
+	rows, err := q.Model(&memoryRow{}).Select(creditedColumns).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memoryRow
+	for rows.Next() {
+		var r memoryRow
+		var reinforced sql.NullTime
+		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount, &r.DownCount,
+			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version); err != nil {
+			return nil, err
+		}
+		if reinforced.Valid {
+			r.ReinforcedAt = &reinforced.Time
+		}
+		r.Tags = "[]"
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // reflectionPrefix starts the id of a reflection, which a recall may

@@ -133,6 +133,9 @@ type learningTx struct {
 	evidence map[string]engram.Evidence
 	origin   map[string]string
 	deltas   map[string]*helpRow
+	// totals is what the feedback adds to the tenant-wide rows (the
+	// judged answers', all memories'), which addTotals writes.
+	totals map[string]*helpRow
 }
 
 // startLearning reads the rater's reputation (its weight for this
@@ -241,15 +244,23 @@ func (l *learningTx) outcome(n *int64, sum, sq *float64) {
 }
 
 // finishLearning writes the feedback's evidence: the credited memories',
-// the held-back memory's outcome without it, the tenant's totals (for a
-// judged answer, not a vote on one memory) and the rater's reputation.
+// the held-back memory's outcome without it and the rater's reputation;
+// it gathers what the feedback adds to the tenant-wide rows (all
+// memories', and the judged answers' for a judged answer, not a vote on
+// one memory), which addTotals writes.
 func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *learningTx, heldBack string, answer bool) error {
 	if heldBack != "" {
 		d := l.delta(heldBack)
 		l.outcome(&d.WithoutN, &d.WithoutSum, &d.WithoutSq)
 	}
+	l.totals = map[string]*helpRow{}
+	if d := l.deltas[engram.AllOrigins]; d != nil {
+		l.totals[engram.AllOrigins] = d
+		delete(l.deltas, engram.AllOrigins)
+	}
 	if answer {
-		d := l.delta(baseMemory)
+		d := &helpRow{MemoryID: baseMemory}
+		l.totals[baseMemory] = d
 		w := math.Abs(l.signal) * l.raterWeight
 		if l.signal > 0 {
 			d.Good += w
@@ -269,6 +280,13 @@ func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *lear
 		return fmt.Errorf("store: rater reputation: %w", err)
 	}
 	return nil
+}
+
+// addTotals adds the feedback's share to the tenant-wide rows, as the
+// last write of the feedback's transaction before its events: every
+// feedback of the tenant adds to those rows.
+func (l *learningTx) addTotals(tx *gorm.DB, tenant string, now time.Time) error {
+	return addHelp(tx, tenant, l.totals, now)
 }
 
 // addHelp adds deltas to memory_help in one statement, rows in id order

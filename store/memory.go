@@ -138,6 +138,7 @@ type eventRow struct {
 	Action    string
 	Before    *string
 	After     *string
+	Delta     *string // a credit's engram.MemoryDelta; Before and After are NULL then
 	Actor     string
 	CreatedAt time.Time
 	FeedSeq   *int64 // NULL until the transaction's end (see sequence)
@@ -491,6 +492,35 @@ func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, af
 	return nil
 }
 
+// appendDelta records a feedback credit of memory id, now at version, as
+// a delta event (see engram.MemoryDelta).
+func (db *DB) appendDelta(ctx context.Context, tenant, id string, version int64, d *engram.MemoryDelta) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	delta := string(b)
+	actor, _ := json.Marshal(engram.ActorFromContext(ctx))
+	p, ok := ctx.Value(pendingKey{}).(*pendingEvents)
+	if !ok {
+		return errors.New("store: a memory event outside writeTx")
+	}
+	p.rows = append(p.rows, eventRow{TenantID: tenant, MemoryID: id, Version: version, Action: engram.ActionFeedback,
+		Delta: &delta, Actor: string(actor), CreatedAt: d.UpdatedAt})
+	return nil
+}
+
+// delta decodes a delta event's engram.MemoryDelta; its time is the
+// event's.
+func (r *eventRow) delta() (*engram.MemoryDelta, error) {
+	var d engram.MemoryDelta
+	if err := json.Unmarshal([]byte(*r.Delta), &d); err != nil {
+		return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+	}
+	d.UpdatedAt = r.CreatedAt.UTC()
+	return &d, nil
+}
+
 // errRetry marks an optimistic write that lost a race without the client
 // having asked for a version check; mutate retries it on fresh data.
 var errRetry = errors.New("store: concurrent update")
@@ -658,15 +688,74 @@ func (db *DB) FindMemoryEventsPage(ctx context.Context, id string, after int64, 
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: find events: %w", err)
 	}
+	return withStates(g, tenant, id, rows)
+}
+
+// withStates decodes a memory's events, oldest first, and gives each
+// delta event (a feedback credit) its full before and after: the state
+// after the event before it, with the delta applied.
+func withStates(g *gorm.DB, tenant, id string, rows []eventRow) ([]*engram.MemoryEvent, error) {
 	out := make([]*engram.MemoryEvent, 0, len(rows))
-	for _, r := range rows {
-		ev, err := r.toEvent()
+	var state *engram.Memory
+	for i := range rows {
+		ev, err := rows[i].toEvent()
 		if err != nil {
 			return nil, err
+		}
+		if rows[i].Delta != nil {
+			if state == nil {
+				if state, err = stateAt(g, tenant, id, rows[i].Version-1); err != nil {
+					return nil, err
+				}
+			}
+			d, err := rows[i].delta()
+			if err != nil {
+				return nil, err
+			}
+			before, after := *state, *state
+			d.Apply(&after, rows[i].Version)
+			ev.Before, ev.After = &before, &after
+		}
+		state = nil
+		if ev.After != nil {
+			next := *ev.After
+			state = &next
 		}
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// stateAt rebuilds the memory as it was after version: the last full
+// state recorded at or before it, with the deltas after that applied.
+// EINVALID when no state is recorded.
+func stateAt(g *gorm.DB, tenant, id string, version int64) (*engram.Memory, error) {
+	var base []eventRow
+	if err := g.Where("tenant_id = ? AND memory_id = ? AND version <= ? AND after IS NOT NULL", tenant, id, version).
+		Order("version DESC").Limit(1).Find(&base).Error; err != nil {
+		return nil, fmt.Errorf("store: find event: %w", err)
+	}
+	if len(base) == 0 {
+		return nil, engram.Errorf(engram.EINVALID, "no state recorded for version %d", version)
+	}
+	ev, err := base[0].toEvent()
+	if err != nil {
+		return nil, err
+	}
+	state := ev.After
+	var deltas []eventRow
+	if err := g.Where("tenant_id = ? AND memory_id = ? AND version > ? AND version <= ? AND delta IS NOT NULL",
+		tenant, id, base[0].Version, version).Order("version").Find(&deltas).Error; err != nil {
+		return nil, fmt.Errorf("store: find events: %w", err)
+	}
+	for i := range deltas {
+		d, err := deltas[i].delta()
+		if err != nil {
+			return nil, err
+		}
+		d.Apply(state, deltas[i].Version)
+	}
+	return state, nil
 }
 
 func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
@@ -702,14 +791,13 @@ func (db *DB) RollbackMemory(ctx context.Context, id string, version int64, expe
 			Limit(1).Find(&rows).Error; err != nil {
 			return false, fmt.Errorf("store: find event: %w", err)
 		}
-		if len(rows) == 0 || rows[0].After == nil {
+		if len(rows) == 0 || rows[0].After == nil && rows[0].Delta == nil {
 			return false, engram.Errorf(engram.EINVALID, "no state recorded for version %d", version)
 		}
-		ev, err := rows[0].toEvent()
+		old, err := stateAt(tx, tenant, id, version)
 		if err != nil {
 			return false, err
 		}
-		old := ev.After
 		old.ID, old.CreatedAt = m.ID, m.CreatedAt
 		old.LastAccessedAt, old.AccessCount = m.LastAccessedAt, m.AccessCount
 		old.ReinforcedAt = m.ReinforcedAt // restored content that differs reinforces (engram.Reinforces)
