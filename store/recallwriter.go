@@ -127,7 +127,7 @@ func newRecallWriter(db *DB, o Options) *recallWriter {
 	}
 	w := &recallWriter{db: db, interval: interval, size: size, grace: grace, log: o.Logger, byID: map[string]*recallBatch{},
 		pending: map[accessKey]*accessCount{}, claimed: map[string]*claimedRecall{},
-		kick:    make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	return w
 }
