@@ -100,7 +100,9 @@ var memoryFields = []func(r *memoryRow) any{
 }
 
 // changedColumns returns the memoryColumns whose values differ between
-// the rows, with next's values.
+// the rows, with next's values. A read leaves the analysed search text
+// out (readColumns), so search_body and search_meta count as changed
+// when a column they are made of did.
 func changedColumns(was, next *memoryRow) map[string]any {
 	out := map[string]any{}
 	for i, field := range memoryFields {
@@ -109,8 +111,20 @@ func changedColumns(was, next *memoryRow) map[string]any {
 			out[memoryColumns[i]] = b
 		}
 	}
+	searched := false
+	for _, col := range searchSources {
+		_, changed := out[col]
+		searched = searched || changed
+	}
+	if !searched {
+		delete(out, "search_body")
+		delete(out, "search_meta")
+	}
 	return out
 }
+
+// searchSources are the columns fromMemory makes the search text of.
+var searchSources = []string{"content", "summary", "tags", "key", "category", "subcategory", "type"}
 
 // sameValue compares two values of one memoryRow field: nil pointers,
 // pointed-to values and times by their instant.
