@@ -201,15 +201,15 @@ type FeedbackPolicy interface {
 	// RaterWeight is how much a rater of reputation r counts, in [0, 1]:
 	// the store scales every credit and all evidence of its votes by it.
 	RaterWeight(r Reputation) float64
-	// Evidence is what one non-zero signal of full rater weight adds to the
-	// helpfulness evidence of a memory a recall injected with share, at
-	// rank (0 for the best score).
-	Evidence(signal, share float64, rank int) float64
+	// Evidence is what one non-zero signal of full rater weight adds to
+	// the helpfulness evidence of the memories a recall injected (judged,
+	// best-scored first) and to their origins'.
+	Evidence(signal float64, judged []Judged) []Evidence
 	// Agreement says how far a rater's signal agrees (> 0) or disagrees
-	// (< 0) with what other raters' evidence says of the memories it
-	// judges (their helpfulness, best ranked first), against the tenant's
-	// base; 0 when nothing is known.
-	Agreement(signal float64, judged []Helpfulness, base Helpfulness) float64
+	// (< 0) with what other raters' evidence and users' corrections say
+	// of the memories it judges (best ranked first); 0 when nothing is
+	// known.
+	Agreement(signal float64, judged []Judged) float64
 	// Correction turns a user's correction of an answer into a new L2
 	// memory (nil for none) and names the memories the answer rested on
 	// that it supersedes: those about the same subject.
@@ -258,6 +258,33 @@ type Helpfulness struct {
 	Without Outcomes `json:"without"`
 }
 
+// HelpEvidence is what the store knows for weighing one memory's
+// helpfulness: its own evidence, its origin's (every memory written the
+// same way, see Memory.Origin), every memory's of the tenant (AllOrigins)
+// and the tenant's judged answers.
+type HelpEvidence struct {
+	Memory  Helpfulness `json:"memory"`
+	Origin  Helpfulness `json:"origin"`
+	Origins Helpfulness `json:"origins"`
+	Answers Helpfulness `json:"answers"`
+}
+
+// Judged is a memory one feedback judges: its rank among the recall's
+// memories (0 for the best score) and the evidence known before this
+// feedback.
+type Judged struct {
+	Rank int
+	// Corrected is set when a user's correction superseded the memory.
+	Corrected bool
+	HelpEvidence
+}
+
+// Evidence is what one feedback adds to a judged memory's evidence and
+// to its origin's.
+type Evidence struct {
+	Memory, Origin float64
+}
+
 // Reputation is what the store knows of one rater: how often its votes
 // agreed or disagreed with other raters' evidence, and how many it cast.
 type Reputation struct {
@@ -290,6 +317,11 @@ type Impact struct {
 	Helpfulness float64 `json:"helpfulness"`
 	Good        float64 `json:"help_good"`
 	Bad         float64 `json:"help_bad"`
+	// OriginFactor is the part of Helpfulness the memory's origin earned
+	// (see Memory.Origin), from the evidence of all its memories.
+	OriginFactor float64 `json:"origin_factor"`
+	OriginGood   float64 `json:"origin_good"`
+	OriginBad    float64 `json:"origin_bad"`
 }
 
 // ImpactArm is one side of an impact estimate.

@@ -1,6 +1,8 @@
 package engram
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -74,6 +76,39 @@ type Provenance struct {
 	Name        string          `json:"name"`
 	RetrievedAt string          `json:"retrieved_at"`
 	Locator     json.RawMessage `json:"locator"`
+}
+
+// OriginPrefix starts every origin key (see Memory.Origin).
+const OriginPrefix = "origin:"
+
+// AllOrigins is the key under which the store sums the helpfulness
+// evidence of every memory of a tenant, the reference an origin's is
+// compared with.
+const AllOrigins = OriginPrefix + "*"
+
+// OriginSourceChars is how much of a memory's source names its origin.
+const OriginSourceChars = 512
+
+// Origin names the way a memory was written: the agent that wrote it,
+// its source's kind and name (or the source string) and its type.
+// Memories of one origin — one extractor's notes, one importer's facts —
+// share a reputation (see Helpfulness), so that what feedback learns of
+// some of them reaches the others before anyone has judged them.
+//
+// A source of OriginSourceChars characters or more counts only by being
+// long: recall reads no more of it than that.
+func (m *Memory) Origin() string {
+	var src string
+	if utf8.RuneCount(m.Source) >= OriginSourceChars {
+		src = "\x00long"
+	} else if json.Unmarshal(m.Source, &src) != nil {
+		var p Provenance
+		if json.Unmarshal(m.Source, &p) == nil {
+			src = p.Kind + "/" + p.Name
+		}
+	}
+	sum := sha256.Sum256([]byte(m.AgentID + "\x1f" + src + "\x1f" + m.Type))
+	return OriginPrefix + hex.EncodeToString(sum[:8])
 }
 
 // CheckProvenance validates the source of a key write. A source is

@@ -25,6 +25,12 @@ type ScoreBreakdown struct {
 	// them and by each rater's reputation.
 	HelpGood float64 `json:"help_good"`
 	HelpBad  float64 `json:"help_bad"`
+	// OriginFactor is the part of Helpfulness that the memory's origin
+	// (see Memory.Origin) earned, with OriginGood and OriginBad the
+	// evidence of all of the origin's memories behind it.
+	OriginFactor float64 `json:"origin_factor"`
+	OriginGood   float64 `json:"origin_good"`
+	OriginBad    float64 `json:"origin_bad"`
 	// Impact is the measured effect of injecting the memory (signal with
 	// it minus signal when exploration held it back), when both are known.
 	Impact *float64 `json:"impact,omitempty"`

@@ -91,6 +91,70 @@ type LearningOptions struct {
 	Seed          uint64
 	// Prefix names the run's tenants.
 	Prefix string
+	// SameOrigin writes the misleading memories as the conversation's
+	// turns are written (same source and type), so that nothing but
+	// their own feedback tells them apart (see engram.Memory.Origin).
+	SameOrigin bool
+	// Trace, when set, receives one JSON line per measured and per judged
+	// recall (see LearningTrace), for studying a credit policy offline.
+	Trace io.Writer
+}
+
+// LearningTrace is one line of a learning run's trace: a recall, its
+// items best first, and for a judged recall its thumb.
+type LearningTrace struct {
+	Run      string      `json:"run"`
+	Tenant   string      `json:"tenant"`
+	Phase    string      `json:"phase"` // before, train, after
+	Question int         `json:"question"`
+	Gold     []string    `json:"gold"`
+	Category int         `json:"category"`
+	Items    []TraceItem `json:"items"`
+	Up       *bool       `json:"up,omitempty"`
+	Rater    string      `json:"rater,omitempty"`
+	Held     *TraceItem  `json:"held,omitempty"`
+}
+
+// TraceItem is one recalled memory in a trace line.
+type TraceItem struct {
+	ID    string  `json:"id"`
+	Label string  `json:"label"`
+	Score float64 `json:"score"`
+	// Help is the helpfulness factor inside Score.
+	Help   float64 `json:"help"`
+	Tokens int     `json:"tokens"`
+}
+
+// tracer writes a run's trace lines; a nil tracer writes nothing.
+type tracer struct {
+	enc      *json.Encoder
+	run      string
+	byMemory map[string]string
+}
+
+func (t *tracer) item(it engram.RecallItem) TraceItem {
+	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: it.Breakdown.Helpfulness, Tokens: it.Tokens}
+}
+
+func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {
+	if t == nil {
+		return nil
+	}
+	line := LearningTrace{Run: t.run, Tenant: tenant, Phase: phase, Question: i, Category: q.category, Up: up, Rater: rater}
+	for g := range q.gold {
+		line.Gold = append(line.Gold, g)
+	}
+	sort.Strings(line.Gold)
+	items := append([]engram.RecallItem(nil), rec.Items...)
+	sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
+	for _, it := range items {
+		line.Items = append(line.Items, t.item(it))
+	}
+	if rec.HeldBack != nil {
+		h := t.item(*rec.HeldBack)
+		line.Held = &h
+	}
+	return t.enc.Encode(line)
 }
 
 // LearningQuestion is one held-out question's outcome.
@@ -185,6 +249,11 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		if err != nil {
 			return nil, err
 		}
+		if opt.SameOrigin {
+			for _, f := range fakes {
+				f.m.Source, f.m.Type = locomoSource, "dialog_turn"
+			}
+		}
 		var batch []*engram.Memory
 		var labels []string
 		for _, f := range fakes {
@@ -207,10 +276,22 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		if svc.Measure != nil {
 			measure.Recall = svc.Measure
 		}
+		var trace *tracer
+		if opt.Trace != nil {
+			for id, l := range byMemory {
+				if strings.HasPrefix(l, misleadingLabel) {
+					byMemory[id] = l + ":" + id
+				}
+			}
+			trace = &tracer{enc: json.NewEncoder(opt.Trace), run: opt.Prefix, byMemory: byMemory}
+		}
 		start := len(run.Held)
-		for _, q := range held {
-			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+		for i, q := range held {
+			ranked, rec, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
+				return nil, err
+			}
+			if err := trace.write(conv.SampleID, "before", i, q, rec, nil, ""); err != nil {
 				return nil, err
 			}
 			lq := LearningQuestion{Category: q.category, Before: recallAt10(ranked, q.gold)}
@@ -219,7 +300,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 				if !strings.HasPrefix(l, misleadingLabel) {
 					struck = append(struck, l)
 				} else if lq.Kind == "" && i < 10 {
-					lq.Kind = strings.TrimPrefix(l, misleadingLabel)
+					lq.Kind, _, _ = strings.Cut(strings.TrimPrefix(l, misleadingLabel), ":")
 				}
 			}
 			lq.Ceiling = recallAt10(struck, q.gold)
@@ -251,12 +332,18 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 				if _, err := svc.Feedback.SubmitFeedback(tctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: thumb, Rater: rater}); err != nil {
 					return nil, fmt.Errorf("feedback: %w", err)
 				}
+				if err := trace.write(conv.SampleID, "train", i, q, rec, &up, rater); err != nil {
+					return nil, err
+				}
 				run.Thumbs++
 			}
 		}
 		for i, q := range held {
-			ranked, _, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+			ranked, rec, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
+				return nil, err
+			}
+			if err := trace.write(conv.SampleID, "after", i, q, rec, nil, ""); err != nil {
 				return nil, err
 			}
 			run.Held[start+i].After = recallAt10(ranked, q.gold)

@@ -34,7 +34,7 @@ func (c *rowCache) init(capacity int) {
 // rowBytes estimates the memory one cached row holds.
 func rowBytes(m *engram.Memory) int64 {
 	n := 400 + len(m.ID) + len(m.AgentID) + len(m.Key) + len(m.Category) + len(m.Subcategory) + len(m.Type) +
-		len(m.Content) + len(m.Summary) + len(m.Context) + len(m.Learned) + len(m.ContentHash) + len(m.SecurityLevel)
+		len(m.Content) + len(m.Summary) + len(m.Context) + len(m.Learned) + len(m.ContentHash) + len(m.SecurityLevel) + len(m.Source)
 	for _, t := range m.Tags {
 		n += 16 + len(t)
 	}

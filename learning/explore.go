@@ -62,22 +62,23 @@ func (r *Recaller) helpful(ctx context.Context, cands []Candidate) error {
 	if len(cands) == 0 {
 		return nil
 	}
-	ids := make([]string, len(cands))
+	mems := make([]*engram.Memory, len(cands))
 	for i, c := range cands {
-		ids[i] = c.Memory.ID
+		mems[i] = c.Memory
 	}
-	help, base, err := r.store.FindHelpfulness(ctx, ids)
+	help, err := r.store.FindHelpfulness(ctx, mems)
 	if err != nil {
 		return err
 	}
 	for i := range cands {
-		h, ok := help[cands[i].Memory.ID]
+		e, ok := help[cands[i].Memory.ID]
 		if !ok {
 			continue
 		}
 		b := &cands[i].Breakdown
-		b.Helpfulness, b.Impact = r.scorer.Helpful(h, base)
-		b.HelpGood, b.HelpBad = h.Good, h.Bad
+		b.Helpfulness, b.OriginFactor, b.Impact = r.scorer.Helpful(e)
+		b.HelpGood, b.HelpBad = e.Memory.Good, e.Memory.Bad
+		b.OriginGood, b.OriginBad = e.Origin.Good, e.Origin.Bad
 		b.Score *= b.Helpfulness
 	}
 	return nil

@@ -62,33 +62,67 @@ func TestExploreHoldsBack(t *testing.T) {
 }
 
 // TestHelpfulFactor: a memory with nothing but bad answers sinks within a
-// handful of recalls; one as good as the tenant's answers keeps its score;
-// a measured negative impact halves the factor.
+// handful of recalls; one as good as the tenant's memories keeps its
+// score; an origin whose memories keep misleading sinks the ones nobody
+// judged yet; a measured negative impact halves the factor.
 func TestHelpfulFactor(t *testing.T) {
 	s := learning.NewScorer(learning.DefaultScoreConfig(), nil)
-	base := engram.Helpfulness{Good: 60, Bad: 40}
-	if f, _ := s.Helpful(engram.Helpfulness{}, base); f != 1 {
-		t.Errorf("no evidence: %v, want 1", f)
+	all := engram.Helpfulness{Good: 60, Bad: 40}
+	ev := func(own, origin engram.Helpfulness) engram.HelpEvidence {
+		return engram.HelpEvidence{Memory: own, Origin: origin, Origins: all, Answers: all}
 	}
-	if f, _ := s.Helpful(engram.Helpfulness{Good: 12, Bad: 6}, base); f != 1 {
-		t.Errorf("better than the base rate: %v, want 1", f)
+	if f, o, _ := s.Helpful(ev(engram.Helpfulness{}, engram.Helpfulness{})); f != 1 || o != 1 {
+		t.Errorf("no evidence: %v (origin %v), want 1", f, o)
+	}
+	if f, _, _ := s.Helpful(ev(engram.Helpfulness{Good: 12, Bad: 6}, engram.Helpfulness{Good: 60, Bad: 40})); f != 1 {
+		t.Errorf("as good as the tenant's memories: %v, want 1", f)
 	}
 	prev := 1.0
 	for n := 1; n <= 5; n++ {
-		f, _ := s.Helpful(engram.Helpfulness{Bad: float64(n)}, base)
+		bad := engram.Helpfulness{Bad: float64(n)}
+		f, _, _ := s.Helpful(ev(bad, bad)) // the only memory of its origin
 		if !(f < prev) {
 			t.Errorf("%d bad answers: %v, not below %v", n, f, prev)
 		}
 		prev = f
 	}
-	if !(prev < 0.35) {
+	if !(prev < 0.2) {
 		t.Errorf("five bad answers leave the factor at %v", prev)
 	}
+	// A memory nobody judged, of an origin whose memories mislead.
+	f, o, _ := s.Helpful(ev(engram.Helpfulness{}, engram.Helpfulness{Good: 10, Bad: 40}))
+	if !(f < 0.2) || f != o {
+		t.Errorf("unjudged memory of a misleading origin: %v (origin %v), want below 0.2, all of it the origin's", f, o)
+	}
+	// One origin's few memories prove little.
+	if f, _, _ := s.Helpful(ev(engram.Helpfulness{}, engram.Helpfulness{Bad: 1})); !(f > 0.6) {
+		t.Errorf("an origin with one bad answer: %v, want above 0.6", f)
+	}
 	h := engram.Helpfulness{Good: 3, Bad: 3, With: engram.Outcomes{N: 6, Sum: -6, Sq: 6}, Without: engram.Outcomes{N: 4, Sum: 4, Sq: 4}}
-	plain, _ := s.Helpful(engram.Helpfulness{Good: 3, Bad: 3}, base)
-	f, effect := s.Helpful(h, base)
+	plain, _, _ := s.Helpful(ev(engram.Helpfulness{Good: 3, Bad: 3}, all))
+	f, _, effect := s.Helpful(ev(h, all))
 	if effect == nil || *effect != -2 || f != plain/2 {
 		t.Errorf("negative impact: factor %v effect %v, want %v and -2", f, effect, plain/2)
+	}
+}
+
+// TestEvidenceAttribution: a good answer is credited to the memories that
+// have been helpful, not to one riding along with them; a bad one counts
+// against all; a memory's own evidence fades with its rank.
+func TestEvidenceAttribution(t *testing.T) {
+	f := learning.NewFeedback(nil, learning.NewScorer(learning.DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
+	all := engram.Helpfulness{Good: 50, Bad: 50}
+	judged := []engram.Judged{
+		{Rank: 0, HelpEvidence: engram.HelpEvidence{Memory: engram.Helpfulness{Bad: 12}, Origins: all}},          // rides along
+		{Rank: 1, HelpEvidence: engram.HelpEvidence{Memory: engram.Helpfulness{Good: 10, Bad: 1}, Origins: all}}, // answers
+	}
+	up := f.Evidence(1, judged)
+	if !(up[0].Origin < 0.5 && up[1].Origin == 1) {
+		t.Errorf("good answer credited %+v, want the helpful memory 1 and the other under 0.5", up)
+	}
+	down := f.Evidence(-1, judged)
+	if down[0].Origin != 1 || down[1].Origin != 1 || !(down[1].Memory < down[0].Memory) {
+		t.Errorf("bad answer: %+v, want every origin 1 and the own evidence fading with rank", down)
 	}
 }
 
@@ -106,14 +140,29 @@ func TestRaterWeight(t *testing.T) {
 		t.Errorf("a contradicting rater: %v", w)
 	}
 	base := engram.Helpfulness{Good: 50, Bad: 50}
-	bad := []engram.Helpfulness{{Bad: 6}, {Bad: 4, Good: 1}}
-	if a := f.Agreement(1, bad, base); !(a < -0.5) {
+	judged := func(corrected bool, hs ...engram.Helpfulness) []engram.Judged {
+		out := make([]engram.Judged, len(hs))
+		for i, h := range hs {
+			out[i] = engram.Judged{Rank: i, Corrected: corrected, HelpEvidence: engram.HelpEvidence{Memory: h, Answers: base}}
+		}
+		return out
+	}
+	bad := judged(false, engram.Helpfulness{Bad: 6}, engram.Helpfulness{Bad: 4, Good: 1})
+	if a := f.Agreement(1, bad); !(a < -0.5) {
 		t.Errorf("thumb up on memories others judged bad: agreement %v", a)
 	}
-	if a := f.Agreement(-1, bad, base); !(a > 0.5) {
+	if a := f.Agreement(-1, bad); !(a > 0.5) {
 		t.Errorf("thumb down on them: agreement %v", a)
 	}
-	if a := f.Agreement(1, []engram.Helpfulness{{}}, base); a != 0 {
+	if a := f.Agreement(1, judged(false, engram.Helpfulness{})); a != 0 {
 		t.Errorf("nothing known: agreement %v", a)
+	}
+	// A correction superseded the memory: voting it up disagrees with
+	// the user who corrected it, voting it down agrees.
+	if a := f.Agreement(1, judged(true, engram.Helpfulness{})); !(a < -0.5) {
+		t.Errorf("thumb up on a corrected memory: agreement %v", a)
+	}
+	if a := f.Agreement(-1, judged(true, engram.Helpfulness{})); !(a > 0.5) {
+		t.Errorf("thumb down on a corrected memory: agreement %v", a)
 	}
 }

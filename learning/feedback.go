@@ -18,7 +18,7 @@ type FeedbackStore interface {
 	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
-	MemoryHelpfulness(ctx context.Context, id string) (engram.Helpfulness, engram.Helpfulness, error)
+	MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error)
 }
 
 // Feedback implements engram.FeedbackService: it validates, and credits
@@ -239,14 +239,19 @@ func learn(learned, query string) string {
 // Helpfulness and reputation constants, fixed on the learning benchmark's
 // tuning seed (seed 1; see bench/learning.go) and never on a reported one.
 const (
-	// positionHalf is the rank at which a memory's evidence from one
+	// positionHalf is the rank at which a memory's own evidence from one
 	// recall halves: the best-scored memory drove the answer most.
-	positionHalf = 4.0
-	// helpPrior is the weight, in recalls, of the tenant's base rate in a
+	positionHalf = 1.0
+	// helpPrior is the weight, in recalls, of the origin's rate in a
 	// memory's helpfulness estimate: a handful of judged recalls move it.
-	helpPrior = 4.0
-	// helpPower sharpens the demotion: (g / base)^helpPower.
-	helpPower = 2.0
+	helpPrior = 8.0
+	// originPrior is the weight, in injections, of the tenant's rate in
+	// an origin's estimate: one origin's few memories prove nothing.
+	originPrior = 10.0
+	// originPower sharpens an origin's demotion, (rate / tenant's)^power:
+	// an origin's estimate rests on every recall any of its memories was
+	// in, so a steady shortfall is trusted more than one memory's.
+	originPower = 4.0
 	// repPrior is α = β of a rater's Beta prior of agreement, so that a
 	// rater nobody has measured counts fully and a few votes do not
 	// condemn it.
@@ -283,27 +288,59 @@ func (f *Feedback) RaterWeight(r engram.Reputation) float64 {
 	return w
 }
 
-// Evidence implements engram.FeedbackPolicy: |signal| × share × a position
-// weight 1 / (1 + rank / positionHalf).
-func (f *Feedback) Evidence(signal, share float64, rank int) float64 {
-	return math.Abs(signal) * unit(share) / (1 + float64(max(rank, 0))/positionHalf)
+// Evidence implements engram.FeedbackPolicy. A bad answer is evidence
+// against every memory it injected; a good one is credited to them in
+// proportion to how helpful each has been so far (its estimated
+// good-rate; n memories share n credits, none more than 1), so that a
+// memory riding along with the ones that answer gains little — the
+// estimate a noisy-or model of "the answer was good because one of them
+// was" converges to. A memory's own evidence is weighted by its position,
+// 1 / (1 + rank / positionHalf); its origin's is not (see Helpful).
+func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evidence {
+	out := make([]engram.Evidence, len(judged))
+	credit := make([]float64, len(judged))
+	if signal > 0 {
+		total := 0.0
+		for i, j := range judged {
+			credit[i] = memoryRate(j.HelpEvidence)
+			total += credit[i]
+		}
+		for i := range credit {
+			credit[i] = math.Min(1, float64(len(judged))*credit[i]/total)
+		}
+	} else {
+		for i := range credit {
+			credit[i] = 1
+		}
+	}
+	for i, j := range judged {
+		c := math.Abs(signal) * credit[i]
+		out[i] = engram.Evidence{Memory: c / (1 + float64(max(j.Rank, 0))/positionHalf), Origin: c}
+	}
+	return out
 }
 
 // Agreement implements engram.FeedbackPolicy. The others' consensus on the
 // judged memories is the mean, weighted by evidence and rank, of each
-// memory's shrunk good-rate minus the tenant's base rate; a vote agrees
-// when its sign matches the consensus, by tanh(|consensus| / agreeScale).
-func (f *Feedback) Agreement(signal float64, judged []engram.Helpfulness, base engram.Helpfulness) float64 {
-	p0 := baseRate(base)
+// memory's shrunk good-rate minus the tenant's base rate; a memory a
+// user's correction superseded counts as judged bad with helpPrior
+// answers' weight (the correction says it misled). A vote agrees when its
+// sign matches the consensus, by tanh(|consensus| / agreeScale).
+func (f *Feedback) Agreement(signal float64, judged []engram.Judged) float64 {
 	num, den := 0.0, 0.0
-	for i, h := range judged {
-		n := h.Good + h.Bad
-		if n <= 0 {
-			continue
+	for i, j := range judged {
+		p0 := baseRate(j.Answers)
+		h := j.Memory
+		if n := h.Good + h.Bad; n > 0 {
+			w := n / (1 + float64(i)/positionHalf)
+			num += w * (goodRate(h, p0) - p0)
+			den += w
 		}
-		w := n / (1 + float64(i)/positionHalf)
-		num += w * (goodRate(h, p0) - p0)
-		den += w
+		if j.Corrected {
+			w := helpPrior / (1 + float64(i)/positionHalf)
+			num -= w * p0
+			den += w
+		}
 	}
 	if den == 0 || signal == 0 {
 		return 0
@@ -323,18 +360,35 @@ func goodRate(h engram.Helpfulness, p0 float64) float64 {
 	return (h.Good + helpPrior*p0) / (h.Good + h.Bad + helpPrior)
 }
 
+// originRate is the share of good evidence of a memory's origin, shrunk
+// towards the share of all the tenant's memories by originPrior, and that
+// share.
+func originRate(e engram.HelpEvidence) (rate, ref float64) {
+	ref = baseRate(e.Origins)
+	return (e.Origin.Good + originPrior*ref) / (e.Origin.Good + e.Origin.Bad + originPrior), ref
+}
+
+// memoryRate is a memory's share of good evidence, shrunk towards its
+// origin's rate by helpPrior.
+func memoryRate(e engram.HelpEvidence) float64 {
+	rate, _ := originRate(e)
+	return goodRate(e.Memory, rate)
+}
+
 // Impact implements engram.FeedbackService: the mean signal of the judged
 // recalls that injected the memory and of those that exploration held it
 // back from, their difference with a normal 95% interval (once each arm
 // has a judged recall), and the helpfulness factor recall applies.
 func (f *Feedback) Impact(ctx context.Context, id string) (*engram.Impact, error) {
-	h, base, err := f.FeedbackStore.MemoryHelpfulness(ctx, id)
+	e, err := f.FeedbackStore.MemoryHelpfulness(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	h := e.Memory
 	out := &engram.Impact{MemoryID: id, With: engram.ImpactArm{N: h.With.N, Mean: h.With.Mean()},
-		Without: engram.ImpactArm{N: h.Without.N, Mean: h.Without.Mean()}, Good: h.Good, Bad: h.Bad}
-	out.Helpfulness, _ = f.scorer.Helpful(h, base)
+		Without: engram.ImpactArm{N: h.Without.N, Mean: h.Without.Mean()}, Good: h.Good, Bad: h.Bad,
+		OriginGood: e.Origin.Good, OriginBad: e.Origin.Bad}
+	out.Helpfulness, out.OriginFactor, _ = f.scorer.Helpful(e)
 	if effect, lo, hi, ok := impact(h, 1); ok {
 		out.Effect, out.CI = &effect, []float64{lo, hi}
 	}

@@ -21,8 +21,8 @@ type RecallStore interface {
 	FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error)
 	SaveRecall(ctx context.Context, r *engram.Recall, agentID, sessionID string) error
 	// FindHelpfulness returns the helpfulness evidence of the given
-	// memories (those with any) and the tenant's totals.
-	FindHelpfulness(ctx context.Context, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error)
+	// memories, by id: their own, their origins' and the tenant's totals.
+	FindHelpfulness(ctx context.Context, mems []*engram.Memory) (map[string]engram.HelpEvidence, error)
 	// EachReflection yields the tenant's current L3 reflections.
 	EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error
 }

@@ -168,11 +168,12 @@ func priorityIndex(p engram.Priority) int {
 // multiplies it in once the memory's evidence is read (see Helpful).
 func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdown {
 	b := engram.ScoreBreakdown{
-		Relevance:   unit(relevance),
-		Reward:      s.reward(m.UpCount, m.DownCount),
-		Confidence:  unit(m.Confidence),
-		Revision:    1,
-		Helpfulness: 1,
+		Relevance:    unit(relevance),
+		Reward:       s.reward(m.UpCount, m.DownCount),
+		Confidence:   unit(m.Confidence),
+		Revision:     1,
+		Helpfulness:  1,
+		OriginFactor: 1,
 	}
 	if m.NeedsRevision {
 		b.Revision = unit(s.cfg.RevisionFactor)
@@ -252,22 +253,30 @@ func unit(x float64) float64 {
 	}
 }
 
-// Helpful returns the helpfulness factor of a memory with evidence h in a
-// tenant whose judged answers total base: its shrunk good-rate over the
-// base rate, capped at 1, so that a memory no worse than the tenant's
-// answers at large keeps its score and one that keeps turning up in bad
-// answers sinks for every query. A measured impact that is negative
-// (its 95% interval below 0) halves the factor; a positive one restores
-// it to 1.
-func (s *Scorer) Helpful(h, base engram.Helpfulness) (float64, *float64) {
-	if h.Good+h.Bad <= 0 && h.Without.N == 0 {
-		return 1, nil
+// Helpful returns the helpfulness factor of a memory with evidence e and
+// the part of it its origin earned. The origin's factor is its shrunk
+// good-rate over all the tenant's memories', to the power originPower,
+// capped at 1: an origin whose memories keep turning up in bad answers
+// sinks all of them, also those nobody has judged yet. The memory's own
+// factor is its good-rate, shrunk towards the origin's, over the
+// origin's, capped at 1: one memory worse than its kind sinks for every
+// query. A measured impact that is negative (its 95% interval below 0)
+// halves the factor; a positive one restores it to 1.
+func (s *Scorer) Helpful(e engram.HelpEvidence) (factor, origin float64, effect *float64) {
+	origin = 1
+	if e.Origin.Good+e.Origin.Bad > 0 {
+		rate, ref := originRate(e)
+		origin = unit(math.Pow(rate/ref, originPower))
 	}
-	p0 := baseRate(base)
-	f := unit(math.Pow(goodRate(h, p0)/p0, helpPower))
-	effect, lo, hi, ok := impact(h, impactMin)
+	h := e.Memory
+	if h.Good+h.Bad <= 0 && h.With.N == 0 && h.Without.N == 0 {
+		return origin, origin, nil
+	}
+	rate, _ := originRate(e)
+	f := origin * unit(goodRate(h, rate)/rate)
+	x, lo, hi, ok := impact(h, impactMin)
 	if !ok {
-		return f, nil
+		return f, origin, nil
 	}
 	switch {
 	case hi < 0:
@@ -275,7 +284,7 @@ func (s *Scorer) Helpful(h, base engram.Helpfulness) (float64, *float64) {
 	case lo > 0:
 		f = 1
 	}
-	return f, &effect
+	return f, origin, &x
 }
 
 // impact is the difference of mean signals with and without a memory and

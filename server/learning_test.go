@@ -82,7 +82,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 			}
 			switch it.ID {
 			case stuffed.ID:
-				if !(b.Helpfulness < 0.5) || !(b.HelpBad > 0) || b.HelpGood != 0 {
+				if !(b.Helpfulness < 0.7) || !(b.HelpBad > 0) || b.HelpGood != 0 {
 					t.Errorf("the note's breakdown does not explain its demotion: %+v", b)
 				}
 			case good["sourdough"]:
@@ -97,12 +97,75 @@ func TestHelpfulnessHTTP(t *testing.T) {
 		var got engram.Impact
 		mustDecode(t, imp, &got)
 		if got.MemoryID != stuffed.ID || got.With.N != 4 || got.With.Mean != -1 || got.Without.N != 0 || got.Effect != nil ||
-			!(got.Helpfulness < 0.5) || !(got.Bad > 0) {
+			!(got.Helpfulness < 0.7) || !(got.Bad > 0) {
 			t.Errorf("impact of the note: %s", imp)
 		}
 		other, _ := e.tenant(t, "beta")
 		wantError(t, e.do(t, "GET", "/v1/memories/"+stuffed.ID+"/impact", other, ""), http.StatusNotFound, "not_found")
 		wantError(t, e.do(t, "GET", "/v1/memories/mem_nope/impact", key, ""), http.StatusNotFound, "not_found")
+	})
+}
+
+// TestOriginReputationHTTP: when the notes one extractor wrote keep
+// spoiling answers, a note it wrote that nobody has judged yet sinks below
+// a fact for a query nobody rated, and the breakdown names the origin's
+// evidence; memories of other origins keep their score.
+func TestOriginReputationHTTP(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		extractor := `"source":{"kind":"extractor","name":"keywords-v1"},"type":"note"`
+		topics := []string{"kayak", "violin", "pottery", "chess"}
+		for _, topic := range topics {
+			create(t, e.env, key, fmt.Sprintf(`{"content":"Follow up: %s, %s, %s","category":"life",%s}`, topic, topic, topic, extractor))
+		}
+		unjudged := create(t, e.env, key, `{"content":"Notes on sourdough, sourdough bread, sourdough starters, sourdough class","category":"life",`+extractor+`}`)
+		fact := create(t, e.env, key, `{"content":"Caroline took up sourdough in May of the year she moved to Lisbon, and kept at it every week","category":"life","source":"chat"}`)
+		// Good answers from the chat's memories: the tenant's reference.
+		for i := range 6 {
+			m := create(t, e.env, key, fmt.Sprintf(`{"content":"Harbour report %d: calm water and sunny","category":"life","source":"chat"}`, i))
+			rec := e.recall(t, key, fmt.Sprintf("harbour report %d", i), 20)
+			if len(rec.Items) != 1 || rec.Items[0].ID != m.ID {
+				t.Fatalf("harbour recall %d: %+v", i, rec.Items)
+			}
+			e.feedback(t, key, map[string]any{"recall_id": rec.ID, "thumb": "up", "rater": fmt.Sprint("u", i)}, http.StatusCreated)
+		}
+		before := e.recall(t, key, "sourdough class", 200)
+		if rankOf(before, unjudged.ID) != 0 {
+			t.Fatalf("before feedback the extractor's note should lead: %+v", before.Items)
+		}
+		// Each of the extractor's other notes spoils an answer.
+		for i, topic := range topics {
+			rec := e.recall(t, key, topic, 20)
+			if len(rec.Items) != 1 {
+				t.Fatalf("recall %q: %+v, want the extractor's note alone", topic, rec.Items)
+			}
+			e.feedback(t, key, map[string]any{"recall_id": rec.ID, "thumb": "down", "rater": fmt.Sprint("d", i)}, http.StatusCreated)
+		}
+		after := e.recall(t, key, "sourdough class", 200)
+		if r := rankOf(after, unjudged.ID); r >= 0 && r < rankOf(after, fact.ID) {
+			t.Fatalf("the unjudged note of a misleading origin still outranks the fact: %+v", after.Items)
+		}
+		for _, it := range after.Items {
+			b := it.Breakdown
+			switch it.ID {
+			case unjudged.ID:
+				if !(b.OriginFactor < 0.5) || b.Helpfulness != b.OriginFactor || b.HelpBad != 0 || !(b.OriginBad >= 4) {
+					t.Errorf("the unjudged note's breakdown does not explain its demotion: %+v", b)
+				}
+			case fact.ID:
+				if b.Helpfulness != 1 || b.OriginFactor != 1 {
+					t.Errorf("a memory of a good origin was demoted: %+v", b)
+				}
+			}
+		}
+		imp := e.do(t, "GET", "/v1/memories/"+unjudged.ID+"/impact", key, "")
+		wantStatus(t, imp, http.StatusOK)
+		var got engram.Impact
+		mustDecode(t, imp, &got)
+		if !(got.OriginFactor < 0.5) || got.Helpfulness != got.OriginFactor || !(got.OriginBad >= 4) || got.Bad != 0 {
+			t.Errorf("impact of the unjudged note: %s", imp)
+		}
 	})
 }
 

@@ -332,7 +332,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 			if cm != nil {
 				res.Credited = append(res.Credited, *cm)
 				if !cm.Capped {
-					l.evidence(id, weights[id])
+					l.credited(id)
 				}
 			}
 		}

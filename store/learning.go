@@ -53,67 +53,92 @@ func (reputationRow) TableName() string { return "rater_reputation" }
 // baseMemory is the memory id of a tenant's totals in memory_help.
 const baseMemory = ""
 
-// loadHelp returns the helpfulness of ids and the tenant's totals.
-func loadHelp(g *gorm.DB, tenant string, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error) {
+// loadHelp returns the evidence rows of keys (memory ids and origin keys)
+// and the tenant's totals of judged answers and of all memories.
+func loadHelp(g *gorm.DB, tenant string, keys []string) (map[string]engram.Helpfulness, error) {
 	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, append([]string{baseMemory}, ids...)).Find(&rows).Error; err != nil {
-		return nil, engram.Helpfulness{}, fmt.Errorf("store: helpfulness: %w", err)
+	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, append([]string{baseMemory, engram.AllOrigins}, keys...)).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: helpfulness: %w", err)
 	}
 	out := make(map[string]engram.Helpfulness, len(rows))
-	var base engram.Helpfulness
 	for i := range rows {
-		if rows[i].MemoryID == baseMemory {
-			base = rows[i].help()
-		} else {
-			out[rows[i].MemoryID] = rows[i].help()
+		out[rows[i].MemoryID] = rows[i].help()
+	}
+	return out, nil
+}
+
+// helpEvidence loads the evidence of mems, by id: their own, their
+// origins', and the tenant's totals.
+func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory) (map[string]engram.HelpEvidence, error) {
+	keys := make([]string, 0, 2*len(mems))
+	origins := make([]string, len(mems))
+	seen := map[string]bool{}
+	for i, m := range mems {
+		origins[i] = m.Origin()
+		keys = append(keys, m.ID)
+		if !seen[origins[i]] {
+			seen[origins[i]] = true
+			keys = append(keys, origins[i])
 		}
 	}
-	return out, base, nil
+	rows, err := loadHelp(g, tenant, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]engram.HelpEvidence, len(mems))
+	for i, m := range mems {
+		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Answers: rows[baseMemory]}
+	}
+	return out, nil
 }
 
 // FindHelpfulness returns the helpfulness evidence of the given memories
-// of the tenant (those without any are left out) and the tenant's totals,
-// for scoring a recall.
-func (db *DB) FindHelpfulness(ctx context.Context, ids []string) (map[string]engram.Helpfulness, engram.Helpfulness, error) {
+// of the tenant, by id, for scoring a recall.
+func (db *DB) FindHelpfulness(ctx context.Context, mems []*engram.Memory) (map[string]engram.HelpEvidence, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
-		return nil, engram.Helpfulness{}, err
+		return nil, err
 	}
-	return loadHelp(db.r.WithContext(ctx), tenant, ids)
+	return helpEvidence(db.r.WithContext(ctx), tenant, mems)
 }
 
-// MemoryHelpfulness returns one memory's helpfulness evidence and the
-// tenant's totals. ENOTFOUND for a memory outside the tenant.
-func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.Helpfulness, engram.Helpfulness, error) {
+// MemoryHelpfulness returns one memory's helpfulness evidence. ENOTFOUND
+// for a memory outside the tenant.
+func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
-		return engram.Helpfulness{}, engram.Helpfulness{}, err
+		return engram.HelpEvidence{}, err
 	}
 	g := db.r.WithContext(ctx)
-	if _, err := findRow(g, tenant, "id = ?", id); err != nil {
-		return engram.Helpfulness{}, engram.Helpfulness{}, err
-	}
-	help, base, err := loadHelp(g, tenant, []string{id})
+	row, err := findRow(g, tenant, "id = ?", id)
 	if err != nil {
-		return engram.Helpfulness{}, engram.Helpfulness{}, err
+		return engram.HelpEvidence{}, err
 	}
-	return help[id], base, nil
+	m := row.toMemory()
+	help, err := helpEvidence(g, tenant, []*engram.Memory{m})
+	if err != nil {
+		return engram.HelpEvidence{}, err
+	}
+	return help[m.ID], nil
 }
 
 // learningTx gathers what one feedback adds to helpfulness and to its
 // rater's reputation, written at the end of the feedback's transaction.
 type learningTx struct {
-	policy      engram.FeedbackPolicy
 	signal      float64
 	raterWeight float64
 	agreement   float64
-	ranks       map[string]int
-	deltas      map[string]*helpRow
+	// evidence and origin are what the feedback adds to each judged
+	// memory's evidence and under which origin key.
+	evidence map[string]engram.Evidence
+	origin   map[string]string
+	deltas   map[string]*helpRow
 }
 
 // startLearning reads the rater's reputation (its weight for this
-// feedback) and the evidence other raters left on the judged memories,
-// and measures the feedback's agreement with it.
+// feedback), the evidence known of the judged memories and of their
+// origins, measures the feedback's agreement with other raters' evidence
+// and works out what it adds to each memory's.
 func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets []string, scores map[string]float64,
 	policy engram.FeedbackPolicy) (*learningTx, error) {
 	var reps []reputationRow
@@ -136,20 +161,37 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets 
 		}
 		return ranked[i] < ranked[j]
 	})
-	l := &learningTx{policy: policy, signal: fb.Signal, raterWeight: policy.RaterWeight(rep),
-		ranks: make(map[string]int, len(ranked)), deltas: map[string]*helpRow{}}
-	for i, id := range ranked {
-		l.ranks[id] = i
+	l := &learningTx{signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(ranked)),
+		origin: make(map[string]string, len(ranked)), deltas: map[string]*helpRow{}}
+	var rows []memoryRow
+	if len(ranked) > 0 {
+		if err := tx.Select("id, agent_id, source, type, superseded_by").Where("tenant_id = ? AND id IN ?", tenant, ranked).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: judged memories: %w", err)
+		}
 	}
-	help, base, err := loadHelp(tx, tenant, ranked)
+	byID := make(map[string]*engram.Memory, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = rows[i].toMemory()
+	}
+	mems := make([]*engram.Memory, 0, len(ranked))
+	for _, id := range ranked {
+		if m := byID[id]; m != nil {
+			mems = append(mems, m)
+		}
+	}
+	help, err := helpEvidence(tx, tenant, mems)
 	if err != nil {
 		return nil, err
 	}
-	judged := make([]engram.Helpfulness, len(ranked))
-	for i, id := range ranked {
-		judged[i] = help[id]
+	judged := make([]engram.Judged, len(mems))
+	for i, m := range mems {
+		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
+		l.origin[m.ID] = m.Origin()
 	}
-	l.agreement = policy.Agreement(fb.Signal, judged, base)
+	l.agreement = policy.Agreement(fb.Signal, judged)
+	for i, e := range policy.Evidence(fb.Signal, judged) {
+		l.evidence[mems[i].ID] = e
+	}
 	return l, nil
 }
 
@@ -162,16 +204,29 @@ func (l *learningTx) delta(id string) *helpRow {
 	return d
 }
 
-// evidence adds the feedback to a memory it credited with share.
-func (l *learningTx) evidence(id string, share float64) {
-	e := l.policy.Evidence(l.signal, share, l.ranks[id]) * l.raterWeight
+// addEvidence adds e, scaled by the rater's weight, to the good or bad
+// evidence of row id.
+func (l *learningTx) addEvidence(id string, e float64) *helpRow {
 	d := l.delta(id)
 	if l.signal > 0 {
-		d.Good += e
+		d.Good += e * l.raterWeight
 	} else {
-		d.Bad += e
+		d.Bad += e * l.raterWeight
 	}
+	return d
+}
+
+// credited adds the feedback to the evidence of a memory it credited, of
+// its origin and of all the tenant's memories.
+func (l *learningTx) credited(id string) {
+	e, ok := l.evidence[id]
+	if !ok {
+		return
+	}
+	d := l.addEvidence(id, e.Memory)
 	l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
+	l.addEvidence(l.origin[id], e.Origin)
+	l.addEvidence(engram.AllOrigins, e.Origin)
 }
 
 // outcome counts the signal in one arm of an impact estimate, unless the

@@ -42,3 +42,48 @@ func TestFindReputations(t *testing.T) {
 		}
 	})
 }
+
+// TestReputationCorrections: once a user's correction superseded a
+// memory, a thumb up on an answer that still rested on it disagrees with
+// that correction, and a thumb down agrees.
+func TestReputationCorrections(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea with milk", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb := feedbackOn(t, db)
+		in, err := fb.CreateInteraction(ctx, &engram.Interaction{Prompt: "How does the user take tea?", Response: "With milk.",
+			RecallID: saveRecall(t, ctx, db, res.Memory).ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{InteractionID: in.ID, Thumb: engram.ThumbDown,
+			Correction: "the user drinks tea without milk", Rater: "ada"})
+		if err != nil || out.Knowledge == nil || len(out.Knowledge.Superseded) != 1 {
+			t.Fatalf("correction: %+v %v, want the memory superseded", out, err)
+		}
+		for _, v := range []struct{ rater, thumb string }{{"fan", "up"}, {"critic", "down"}} {
+			rec := saveRecall(t, ctx, db, res.Memory)
+			if _, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: v.thumb, Rater: v.rater}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reps, err := db.FindReputations(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byRater := map[string]engram.Reputation{}
+		for _, r := range reps {
+			byRater[r.Rater[strings.LastIndex(r.Rater, "/")+1:]] = r.Reputation
+		}
+		if fan := byRater["fan"]; !(fan.Disagree > 0.5) || fan.Agree != 0 {
+			t.Errorf("thumb up on a corrected memory: %+v, want a disagreement", fan)
+		}
+		if critic := byRater["critic"]; !(critic.Agree > 0.5) || critic.Disagree != 0 {
+			t.Errorf("thumb down on a corrected memory: %+v, want an agreement", critic)
+		}
+	})
+}

@@ -148,15 +148,17 @@ func sameValue(a, b any) bool {
 var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_accessed_at", "access_count"},
 	memoryColumns[:len(memoryColumns)-2]...)
 
-// leanColumns leave out data and source too: recall ranks and injects
-// text, and a memory's free JSON can be large. findLean scans them by
-// hand, in this order: gorm's reflective scan cost recall more than the
-// query itself.
-var leanColumns = []string{"seq", "id", "tenant_id", "agent_id", "key", "category", "subcategory", "type", "tags",
+// leanColumns leave out data and all but the start of source too: recall
+// ranks and injects text, and a memory's free JSON can be large; the
+// start of the source names the memory's origin (engram.Memory.Origin).
+// findLean scans them by hand, in this order: gorm's reflective scan cost
+// recall more than the query itself.
+var leanColumns = strings.Join([]string{"seq", "id", "tenant_id", "agent_id", "key", "category", "subcategory", "type", "tags",
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
-	"access_count", "reinforced_at", "occurred_at", "version"}
+	"access_count", "reinforced_at", "occurred_at", "version",
+	fmt.Sprintf("substr(CAST(source AS TEXT), 1, %d) AS source", engram.OriginSourceChars)}, ", ")
 
 // findLean runs q (a memories query) for leanColumns.
 func findLean(q *gorm.DB) ([]memoryRow, error) {
@@ -173,7 +175,7 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
 			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
 			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
-			&r.AccessCount, &reinforced, &occurred, &r.Version); err != nil {
+			&r.AccessCount, &reinforced, &occurred, &r.Version, &r.Source); err != nil {
 			return nil, err
 		}
 		if expires.Valid {

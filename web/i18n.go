@@ -209,6 +209,8 @@ var messages = map[string][2]string{
 
 	"learning.help":       {"Helpfulness", "有用度"},
 	"learning.evidence":   {"Evidence good / bad", "证据 好 / 坏"},
+	"learning.origin":     {"origin", "来源"},
+	"learning.originhelp": {"The part of the factor earned by every memory written the same way (agent, source, type).", "同样方式写入的记忆（代理、来源、类型）共同得到的那部分系数。"},
 	"learning.impact":     {"Impact", "影响"},
 	"learning.unmeasured": {"not measured", "未测量"},
 	"learning.ratersfell": {"Raters whose weight fell", "权重下降的评价者"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -49,6 +50,8 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
+	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each")
+	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
@@ -157,10 +160,22 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		svc.Measure = ms.Recall
+		var trace *bufio.Writer
+		if *traceFile != "" {
+			f, err := os.Create(*traceFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			trace = bufio.NewWriter(f)
+		}
 		var out []bench.LearningSeed
 		for _, seed := range list {
 			opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,
-				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed)}
+				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed), SameOrigin: *sameOrigin}
+			if trace != nil {
+				opt.Trace = trace
+			}
 			s := bench.LearningSeed{Seed: uint64(seed)}
 			for _, run := range []struct {
 				name   string
@@ -175,6 +190,11 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 				fmt.Fprintf(os.Stderr, "seed %d %s done\n", seed, run.name)
 			}
 			out = append(out, s)
+		}
+		if trace != nil {
+			if err := trace.Flush(); err != nil {
+				return fmt.Errorf("bench learning: trace: %w", err)
+			}
 		}
 		bench.PrintLearning(stdout, out, *mix)
 	case "latency":
