@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +45,31 @@ func TestQueryTerms(t *testing.T) {
 		if got := QueryTerms(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("QueryTerms(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// BenchmarkJoin analyses memory-sized English text drawn from a
+// vocabulary of a few thousand words, as ingest does.
+func BenchmarkJoin(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := make([]string, 5000)
+	for i := range words {
+		w := make([]byte, 4+rng.IntN(8))
+		for j := range w {
+			w[j] = byte('a' + rng.IntN(26))
+		}
+		words[i] = string(w) + []string{"ing", "ed", "s", "ation", ""}[rng.IntN(5)]
+	}
+	texts := make([]string, 1000)
+	for i := range texts {
+		t := make([]string, 8+rng.IntN(24))
+		for j := range t {
+			t[j] = words[int(float64(len(words))*rng.Float64()*rng.Float64())]
+		}
+		texts[i] = strings.Join(t, " ")
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Join(texts[i%len(texts)])
 	}
 }

@@ -21,11 +21,12 @@ type pendingKey struct{}
 
 // writeTx runs fn in a write transaction of the tenant whose memory events
 // (appendEvent) are collected and inserted at its end with the tenant's
-// next feed sequence numbers. The UPDATE that takes the numbers locks the
-// tenant's row until commit, so a tenant's transactions take their numbers
-// in the order they commit and a reader never sees number n+1 before n.
-// The lock is taken last, after every memory row lock, so it adds no lock
-// cycle, and it is held only while the events are inserted.
+// next feed sequence numbers (appendEvents). The UPDATE that takes the
+// numbers locks the tenant's row until commit, so a tenant's transactions
+// take their numbers in the order they commit and a reader never sees
+// number n+1 before n. The lock is taken last, after every memory row
+// lock, so it adds no lock cycle, and it is held only while the events
+// are inserted and the transaction commits.
 func (db *DB) writeTx(ctx context.Context, tenant string, fn func(ctx context.Context, tx *gorm.DB) error) error {
 	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		p := &pendingEvents{}
@@ -35,20 +36,60 @@ func (db *DB) writeTx(ctx context.Context, tenant string, fn func(ctx context.Co
 		if len(p.rows) == 0 {
 			return nil
 		}
-		var head int64
-		if err := tx.Raw(`UPDATE tenants SET feed_seq = feed_seq + ? WHERE id = ? RETURNING feed_seq`, len(p.rows), tenant).
-			Scan(&head).Error; err != nil {
-			return fmt.Errorf("store: advance feed: %w", err)
-		}
-		for i := range p.rows {
-			seq := head - int64(len(p.rows)) + int64(i) + 1
-			p.rows[i].FeedSeq = &seq
-		}
-		if err := tx.CreateInBatches(p.rows, 200).Error; err != nil {
-			return fmt.Errorf("store: append events: %w", err)
-		}
-		return nil
+		return db.appendEvents(ctx, tx, tenant, p.rows)
 	})
+}
+
+// appendEvents numbers the events and inserts them. On PostgreSQL the
+// tenant's row is locked and the events inserted by one statement, so
+// every writer of the tenant holds the lock for one statement and the
+// commit, not for two round trips to the database and back; SQLite has
+// one writer and no row locks.
+func (db *DB) appendEvents(ctx context.Context, tx *gorm.DB, tenant string, rows []eventRow) error {
+	if db.dialect.name() == "postgres" {
+		return appendEventsPostgres(ctx, tx, tenant, rows)
+	}
+	var head int64
+	if err := tx.Raw(`UPDATE tenants SET feed_seq = feed_seq + ? WHERE id = ? RETURNING feed_seq`, len(rows), tenant).
+		Scan(&head).Error; err != nil {
+		return fmt.Errorf("store: advance feed: %w", err)
+	}
+	for i := range rows {
+		seq := head - int64(len(rows)) + int64(i) + 1
+		rows[i].FeedSeq = &seq
+	}
+	if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	return nil
+}
+
+// appendEventsSQL advances the tenant's feed by $1 and inserts the events
+// given as arrays, numbered in array order.
+const appendEventsSQL = `WITH head AS (UPDATE tenants SET feed_seq = feed_seq + $1 WHERE id = $2 RETURNING feed_seq)
+INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, actor, created_at, feed_seq)
+SELECT $2, e.memory_id, e.version, e.action, e.before::json, e.after::json, e.actor::json, e.created_at, head.feed_seq - $1 + e.n
+FROM head, unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+	WITH ORDINALITY AS e(memory_id, version, action, before, after, actor, created_at, n)`
+
+func appendEventsPostgres(ctx context.Context, tx *gorm.DB, tenant string, rows []eventRow) error {
+	n := len(rows)
+	ids, versions, actions := make([]string, n), make([]int64, n), make([]string, n)
+	befores, afters, actors, times := make([]*string, n), make([]*string, n), make([]string, n), make([]time.Time, n)
+	for i, r := range rows {
+		ids[i], versions[i], actions[i] = r.MemoryID, r.Version, r.Action
+		befores[i], afters[i], actors[i], times[i] = r.Before, r.After, r.Actor, r.CreatedAt
+	}
+	// Through the connection itself: gorm would spread the slices into
+	// lists of parameters; the driver sends them as arrays.
+	res, err := tx.Statement.ConnPool.ExecContext(ctx, appendEventsSQL, n, tenant, ids, versions, actions, befores, afters, actors, times)
+	if err != nil {
+		return fmt.Errorf("store: append events: %w", err)
+	}
+	if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+		return fmt.Errorf("store: append events: %d of %d inserted (%v)", got, n, err)
+	}
+	return nil
 }
 
 // Changes implements engram.ChangeFeed.

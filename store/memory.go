@@ -78,6 +78,71 @@ var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
 	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "superseded_by", "search_body", "search_meta"}
 
+// memoryFields reads the memoryColumns of a row, in that order.
+var memoryFields = []func(r *memoryRow) any{
+	func(r *memoryRow) any { return r.AgentID }, func(r *memoryRow) any { return r.Key },
+	func(r *memoryRow) any { return r.Category }, func(r *memoryRow) any { return r.Subcategory },
+	func(r *memoryRow) any { return r.Type }, func(r *memoryRow) any { return r.Tags },
+	func(r *memoryRow) any { return r.Content }, func(r *memoryRow) any { return r.Data },
+	func(r *memoryRow) any { return r.Summary }, func(r *memoryRow) any { return r.Context },
+	func(r *memoryRow) any { return r.Learned }, func(r *memoryRow) any { return r.Importance },
+	func(r *memoryRow) any { return r.Priority }, func(r *memoryRow) any { return r.Confidence },
+	func(r *memoryRow) any { return r.Reward }, func(r *memoryRow) any { return r.UpCount },
+	func(r *memoryRow) any { return r.DownCount }, func(r *memoryRow) any { return r.NeedsRevision },
+	func(r *memoryRow) any { return r.Source }, func(r *memoryRow) any { return r.SecurityLevel },
+	func(r *memoryRow) any { return r.Stability }, func(r *memoryRow) any { return r.TokenCount },
+	func(r *memoryRow) any { return r.SummaryTokenCount }, func(r *memoryRow) any { return r.ContentHash },
+	func(r *memoryRow) any { return r.Valid }, func(r *memoryRow) any { return r.Archived },
+	func(r *memoryRow) any { return r.ExpiresAt }, func(r *memoryRow) any { return r.UpdatedAt },
+	func(r *memoryRow) any { return r.ReinforcedAt }, func(r *memoryRow) any { return r.OccurredAt },
+	func(r *memoryRow) any { return r.Version }, func(r *memoryRow) any { return r.SupersededBy },
+	func(r *memoryRow) any { return r.SearchBody }, func(r *memoryRow) any { return r.SearchMeta },
+}
+
+// changedColumns returns the memoryColumns whose values differ between
+// the rows, with next's values. A read leaves the analysed search text
+// out (readColumns), so search_body and search_meta count as changed
+// when a column they are made of did.
+func changedColumns(was, next *memoryRow) map[string]any {
+	out := map[string]any{}
+	for i, field := range memoryFields {
+		a, b := field(was), field(next)
+		if !sameValue(a, b) {
+			out[memoryColumns[i]] = b
+		}
+	}
+	searched := false
+	for _, col := range searchSources {
+		_, changed := out[col]
+		searched = searched || changed
+	}
+	if !searched {
+		delete(out, "search_body")
+		delete(out, "search_meta")
+	}
+	return out
+}
+
+// searchSources are the columns fromMemory makes the search text of.
+var searchSources = []string{"content", "summary", "tags", "key", "category", "subcategory", "type"}
+
+// sameValue compares two values of one memoryRow field: nil pointers,
+// pointed-to values and times by their instant.
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case *string:
+		b := b.(*string)
+		return a == b || a != nil && b != nil && *a == *b
+	case *time.Time:
+		b := b.(*time.Time)
+		return a == b || a != nil && b != nil && a.Equal(*b)
+	case time.Time:
+		return a.Equal(b.(time.Time))
+	default:
+		return a == b
+	}
+}
+
 // readColumns are the memories columns a read needs: all but the analyzed
 // search text, which only the indexes use and which doubles the bytes.
 var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_accessed_at", "access_count"},
@@ -597,8 +662,13 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	}
 	next := *row
 	db.fromMemory(&next, m)
+	// Only the columns that changed: a feedback credit that moves reward
+	// and confidence then leaves the search text alone, which on SQLite
+	// would fire the full-text index's update trigger (a delete and an
+	// insert of every term) and on PostgreSQL recompute the generated
+	// tsvector, for the same words.
 	res := tx.Model(&memoryRow{}).Where("seq = ? AND version = ?", row.Seq, before.Version).
-		Select(memoryColumns).Updates(&next)
+		UpdateColumns(changedColumns(row, &next))
 	if res.Error != nil {
 		return nil, fmt.Errorf("store: update memory: %w", res.Error)
 	}

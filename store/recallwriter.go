@@ -40,9 +40,14 @@ const (
 // another transaction holds (PostgreSQL), adds the counts to the rows it
 // got and carries the rest to the next flush. So a recall never queues
 // behind a feedback's or an edit's locks, and cannot deadlock with them.
-// A feedback or interaction that names a recall still in a batch makes
-// that batch commit at once and waits for it (await), so it always finds
-// its recall. Close commits what is left. A crash loses at most the open
+// A feedback or interaction that names a recall still in the open batch
+// takes its row out of the batch and writes it in its own transaction
+// (claim); one that names a recall of a batch being committed waits for
+// that commit (await), so it always finds its recall, and the batch's
+// INSERT never waits for a feedback's transaction (on PostgreSQL a unique
+// insert waits for an uncommitted row of the same id, and every feedback
+// claiming from the next batch would queue behind it). Close commits what
+// is left. A crash loses at most the open
 // batch and the one being committed (recall records), and the access
 // counts not yet added, never a memory, feedback or key write, which
 // commit before they are acknowledged.
@@ -58,6 +63,12 @@ type recallWriter struct {
 	byID   map[string]*recallBatch // open and committing batches, by recall id
 	closed bool
 
+	// claimed are the rows taken out of the open batch by claim, for the
+	// claiming transaction to write; the run goroutine checks that they
+	// arrived (checkClaims) and writes those that did not.
+	claimed     map[string]*claimedRecall
+	claimsCheck time.Time // when checkClaims last looked
+
 	pending map[accessKey]*accessCount // counts not yet added; the run goroutine's own
 
 	kick  chan struct{}
@@ -65,6 +76,17 @@ type recallWriter struct {
 	stop  chan struct{}
 	done  chan struct{}
 }
+
+type claimedRecall struct {
+	row recallRow
+	at  time.Time
+}
+
+// claimLimbo is how long a claimed recall row may be missing from the
+// store before the writer writes it itself: longer than a feedback
+// transaction takes with its retries, so it only comes into play when the
+// claiming transaction failed for good.
+const claimLimbo = 10 * time.Second
 
 type recallBatch struct {
 	rows   []recallRow
@@ -104,8 +126,8 @@ func newRecallWriter(db *DB, o Options) *recallWriter {
 		grace = DefaultRecallGrace
 	}
 	w := &recallWriter{db: db, interval: interval, size: size, grace: grace, log: o.Logger, byID: map[string]*recallBatch{},
-		pending: map[accessKey]*accessCount{},
-		kick:    make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+		pending: map[accessKey]*accessCount{}, claimed: map[string]*claimedRecall{},
+		kick: make(chan struct{}, 1), force: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -209,6 +231,7 @@ func (w *recallWriter) flush(wait bool) {
 		close(b.done)
 		addAccess(w.pending, b.access)
 	}
+	w.checkClaims(wait)
 	if len(w.pending) == 0 {
 		return
 	}
@@ -315,24 +338,86 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 	return nil
 }
 
-// claim returns the row of a recall of tenant still queued here, for a
-// transaction that needs the recall to write it itself (insertRecall)
-// rather than wait for the batch; the batch still writes it too, and the
-// second insert does nothing.
+// claim returns the row of a recall of tenant still in the open batch,
+// for a transaction that needs the recall to write it itself
+// (insertRecall) rather than wait for the batch: the row leaves the batch,
+// which so never waits for that transaction. A recall claimed before is
+// returned again; one in a batch being committed is not claimed (await
+// waits for it).
 func (w *recallWriter) claim(tenant, id string) *recallRow {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if c := w.claimed[id]; c != nil {
+		if c.row.TenantID != tenant {
+			return nil
+		}
+		row := c.row
+		return &row
+	}
 	b := w.byID[id]
-	if b == nil {
+	if b == nil || b != w.open {
 		return nil
 	}
 	for i := range b.rows {
 		if b.rows[i].ID == id && b.rows[i].TenantID == tenant {
 			row := b.rows[i]
+			b.rows = slices.Delete(b.rows, i, i+1)
+			delete(w.byID, id)
+			w.claimed[id] = &claimedRecall{row: row, at: time.Now()}
 			return &row
 		}
 	}
 	return nil
+}
+
+// checkClaims forgets the claimed rows that are in the store and writes
+// those missing for longer than claimLimbo (all of them when final), so a
+// claiming transaction that failed for good loses no recall record. It
+// looks at most once a second unless final.
+func (w *recallWriter) checkClaims(final bool) {
+	now := time.Now()
+	if !final && now.Sub(w.claimsCheck) < time.Second {
+		return
+	}
+	w.claimsCheck = now
+	w.mu.Lock()
+	ids := make([]string, 0, len(w.claimed))
+	for id, c := range w.claimed {
+		if final || now.Sub(c.at) > time.Second {
+			ids = append(ids, id)
+		}
+	}
+	w.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	var found []string
+	for chunk := range slices.Chunk(ids, 500) {
+		var got []string
+		if err := w.conn().Model(&recallRow{}).Where("id IN ?", chunk).Pluck("id", &got).Error; err != nil {
+			w.log.Warn("claimed recalls not checked", "err", err)
+			return
+		}
+		found = append(found, got...)
+	}
+	w.mu.Lock()
+	for _, id := range found {
+		delete(w.claimed, id)
+	}
+	var missing []recallRow
+	for id, c := range w.claimed {
+		if final || now.Sub(c.at) > claimLimbo {
+			missing = append(missing, c.row)
+			delete(w.claimed, id)
+		}
+	}
+	w.mu.Unlock()
+	if len(missing) == 0 {
+		return
+	}
+	if err := w.commitRows(missing); err != nil {
+		w.log.Error("recall records lost", "recalls", len(missing), "err", err)
+	}
 }
 
 // insertRecall writes a claimed recall row inside tx, unless it is

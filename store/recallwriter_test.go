@@ -164,3 +164,36 @@ func TestRecallWriterCloseCommits(t *testing.T) {
 		}
 	})
 }
+
+// TestRecallWriterFailedClaim: a feedback takes its recall's record out
+// of the batch to write it itself; when its transaction never commits
+// (here its context is cancelled), the writer still writes the record,
+// so a later feedback finds the recall.
+func TestRecallWriterFailedClaim(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		o.RecallFlush = time.Hour
+		db := storetest.OpenWith(t, o)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := saveRecall(t, ctx, db, res.Memory)
+		dead, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := feedbackOn(t, db).SubmitFeedback(dead, engram.FeedbackInput{RecallID: rec.ID, Thumb: "up"}); err == nil {
+			t.Fatal("feedback with a cancelled context succeeded")
+		}
+		if err := db.FlushRecalls(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fb, err := feedbackOn(t, db).SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: "up"})
+		if err != nil {
+			t.Fatalf("feedback after a failed claim: %v", err)
+		}
+		if len(fb.Credited) != 1 {
+			t.Errorf("credited %+v", fb.Credited)
+		}
+	})
+}

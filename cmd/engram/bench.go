@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -56,8 +57,20 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (servers included) to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfg, err := configs.Load(*configPath, environ)
 	if err != nil {
