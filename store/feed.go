@@ -67,22 +67,23 @@ func (db *DB) appendEvents(ctx context.Context, tx *gorm.DB, tenant string, rows
 // appendEventsSQL advances the tenant's feed by $1 and inserts the events
 // given as arrays, numbered in array order.
 const appendEventsSQL = `WITH head AS (UPDATE tenants SET feed_seq = feed_seq + $1 WHERE id = $2 RETURNING feed_seq)
-INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, actor, created_at, feed_seq)
-SELECT $2, e.memory_id, e.version, e.action, e.before::json, e.after::json, e.actor::json, e.created_at, head.feed_seq - $1 + e.n
-FROM head, unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-	WITH ORDINALITY AS e(memory_id, version, action, before, after, actor, created_at, n)`
+INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq)
+SELECT $2, e.memory_id, e.version, e.action, e.before::json, e.after::json, e.delta, e.actor::json, e.created_at, head.feed_seq - $1 + e.n
+FROM head, unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+	WITH ORDINALITY AS e(memory_id, version, action, before, after, delta, actor, created_at, n)`
 
 func appendEventsPostgres(ctx context.Context, tx *gorm.DB, tenant string, rows []eventRow) error {
 	n := len(rows)
 	ids, versions, actions := make([]string, n), make([]int64, n), make([]string, n)
-	befores, afters, actors, times := make([]*string, n), make([]*string, n), make([]string, n), make([]time.Time, n)
+	befores, afters, deltas := make([]*string, n), make([]*string, n), make([]*string, n)
+	actors, times := make([]string, n), make([]time.Time, n)
 	for i, r := range rows {
 		ids[i], versions[i], actions[i] = r.MemoryID, r.Version, r.Action
-		befores[i], afters[i], actors[i], times[i] = r.Before, r.After, r.Actor, r.CreatedAt
+		befores[i], afters[i], deltas[i], actors[i], times[i] = r.Before, r.After, r.Delta, r.Actor, r.CreatedAt
 	}
 	// Through the connection itself: gorm would spread the slices into
 	// lists of parameters; the driver sends them as arrays.
-	res, err := tx.Statement.ConnPool.ExecContext(ctx, appendEventsSQL, n, tenant, ids, versions, actions, befores, afters, actors, times)
+	res, err := tx.Statement.ConnPool.ExecContext(ctx, appendEventsSQL, n, tenant, ids, versions, actions, befores, afters, deltas, actors, times)
 	if err != nil {
 		return fmt.Errorf("store: append events: %w", err)
 	}
