@@ -310,10 +310,6 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		// lock the same memories in the same order: memories ("mem_…")
 		// before reflections ("refl_…"), each by id.
 		sort.Strings(targets)
-		var err error
-		if l, err = db.startLearning(tx, tenant, fb, targets, scores, policy); err != nil {
-			return nil, err
-		}
 		var memories, reflections []string
 		for _, id := range targets {
 			if strings.HasPrefix(id, reflectionPrefix) {
@@ -322,7 +318,14 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 				memories = append(memories, id)
 			}
 		}
-		if res.Credited, err = db.credit(ctx, tx, tenant, fb, memories, weights, l.raterWeight, query, policy); err != nil {
+		rows, err := db.lockCredited(tx, memories)
+		if err != nil {
+			return nil, err
+		}
+		if l, err = db.startLearning(tx, tenant, fb, rows, scores, policy); err != nil {
+			return nil, err
+		}
+		if res.Credited, err = db.credit(ctx, tx, tenant, fb, rows, weights, l.raterWeight, query, policy); err != nil {
 			return nil, err
 		}
 		for _, cm := range res.Credited {
@@ -372,25 +375,36 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 	return res, nil
 }
 
-// credit applies one feedback to the memories ids (sorted) of the tenant,
-// in a fixed number of statements however many there are: their rows are
-// read and locked in one statement, in id order (the one lock order of
-// every writer on PostgreSQL); the rater's applied credits within the
-// window are counted in one; each credited memory's learned fields are
+// lockCredited reads and locks the rows of the memories ids (sorted) in
+// one statement, in id order (the one lock order of every writer on
+// PostgreSQL), by id alone: the caller checks the tenant per row.
+func (db *DB) lockCredited(tx *gorm.DB, ids []string) ([]memoryRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
+	if err != nil {
+		return nil, fmt.Errorf("store: memories to credit: %w", err)
+	}
+	return rows, nil
+}
+
+// credit applies one feedback to the tenant's memories of rows (see
+// lockCredited), in a fixed number of statements however many there are:
+// the rater's applied credits within the window are counted in one; each credited memory's learned fields are
 // updated in id order and recorded as a delta event (see
 // engram.MemoryDelta); the credits go in one multi-row insert. A memory
 // the rater's cap is reached for is recorded as capped and left alone; a
 // tombstoned memory, or one gone from the tenant, is skipped.
-func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, ids []string, weights map[string]float64,
+func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, rows []memoryRow, weights map[string]float64,
 	raterWeight float64, query string, policy engram.FeedbackPolicy) ([]engram.CreditedMemory, error) {
 	out := []engram.CreditedMemory{}
-	if len(ids) == 0 {
+	if len(rows) == 0 {
 		return out, nil
 	}
-	// By id alone, the tenant checked per row (see LeanMemories).
-	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
-	if err != nil {
-		return nil, fmt.Errorf("store: memories to credit: %w", err)
+	ids := make([]string, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
 	}
 	limit, window := policy.RaterLimit()
 	// Counted under the memories' row locks, so concurrent votes of one
@@ -509,9 +523,12 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 	return nil
 }
 
-// creditedColumns are the memories columns a credit reads.
-var creditedColumns = []string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
-	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version"}
+// creditedColumns are the memories columns a credit reads: the learned
+// fields it moves, and what names the memory's origin and says whether a
+// correction superseded it (see startLearning).
+var creditedColumns = strings.Join([]string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
+	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version",
+	"agent_id", "type", "superseded_by", sourceStart}, ", ")
 
 // findCredited runs q (a memories query) for creditedColumns.
 func findCredited(q *gorm.DB) ([]memoryRow, error) {
@@ -525,7 +542,8 @@ func findCredited(q *gorm.DB) ([]memoryRow, error) {
 		var r memoryRow
 		var reinforced sql.NullTime
 		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount, &r.DownCount,
-			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version); err != nil {
+			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version,
+			&r.AgentID, &r.Type, &r.SupersededBy, &r.Source); err != nil {
 			return nil, err
 		}
 		if reinforced.Valid {

@@ -139,10 +139,11 @@ type learningTx struct {
 }
 
 // startLearning reads the rater's reputation (its weight for this
-// feedback), the evidence known of the judged memories and of their
-// origins, measures the feedback's agreement with other raters' evidence
-// and works out what it adds to each memory's.
-func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets []string, scores map[string]float64,
+// feedback) and the evidence known of the judged memories (rows, as
+// lockCredited read them) and of their origins, measures the feedback's
+// agreement with other raters' evidence and works out what it adds to
+// each memory's.
+func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []memoryRow, scores map[string]float64,
 	policy engram.FeedbackPolicy) (*learningTx, error) {
 	var reps []reputationRow
 	if err := tx.Where("tenant_id = ? AND rater = ?", tenant, fb.Rater).Limit(1).Find(&reps).Error; err != nil {
@@ -152,36 +153,20 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, targets 
 	if len(reps) == 1 {
 		rep = engram.Reputation{Agree: reps[0].Agree, Disagree: reps[0].Disagree, Votes: reps[0].Votes}
 	}
-	ranked := make([]string, 0, len(targets))
-	for _, id := range targets {
-		if !strings.HasPrefix(id, reflectionPrefix) {
-			ranked = append(ranked, id)
-		}
-	}
-	sort.SliceStable(ranked, func(i, j int) bool {
-		if scores[ranked[i]] != scores[ranked[j]] {
-			return scores[ranked[i]] > scores[ranked[j]]
-		}
-		return ranked[i] < ranked[j]
-	})
-	l := &learningTx{signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(ranked)),
-		origin: make(map[string]string, len(ranked)), deltas: map[string]*helpRow{}}
-	var rows []memoryRow
-	if len(ranked) > 0 {
-		if err := tx.Select("id, agent_id, source, type, superseded_by").Where("tenant_id = ? AND id IN ?", tenant, ranked).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: judged memories: %w", err)
-		}
-	}
-	byID := make(map[string]*engram.Memory, len(rows))
+	mems := make([]*engram.Memory, 0, len(rows))
 	for i := range rows {
-		byID[rows[i].ID] = rows[i].toMemory()
-	}
-	mems := make([]*engram.Memory, 0, len(ranked))
-	for _, id := range ranked {
-		if m := byID[id]; m != nil {
-			mems = append(mems, m)
+		if rows[i].TenantID == tenant {
+			mems = append(mems, rows[i].toMemory())
 		}
 	}
+	sort.SliceStable(mems, func(i, j int) bool {
+		if scores[mems[i].ID] != scores[mems[j].ID] {
+			return scores[mems[i].ID] > scores[mems[j].ID]
+		}
+		return mems[i].ID < mems[j].ID
+	})
+	l := &learningTx{signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(mems)),
+		origin: make(map[string]string, len(mems)), deltas: map[string]*helpRow{}}
 	help, err := helpEvidence(tx, tenant, mems)
 	if err != nil {
 		return nil, err

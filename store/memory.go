@@ -157,8 +157,10 @@ var leanColumns = strings.Join([]string{"seq", "id", "tenant_id", "agent_id", "k
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
-	"access_count", "reinforced_at", "occurred_at", "version",
-	fmt.Sprintf("substr(CAST(source AS TEXT), 1, %d) AS source", engram.OriginSourceChars)}, ", ")
+	"access_count", "reinforced_at", "occurred_at", "version", sourceStart}, ", ")
+
+// sourceStart selects as much of a memory's source as names its origin.
+var sourceStart = fmt.Sprintf("substr(CAST(source AS TEXT), 1, %d) AS source", engram.OriginSourceChars)
 
 // findLean runs q (a memories query) for leanColumns.
 func findLean(q *gorm.DB) ([]memoryRow, error) {
