@@ -109,10 +109,12 @@ func TestHelpfulnessHTTP(t *testing.T) {
 // TestOriginReputationHTTP: when the notes one extractor wrote keep
 // spoiling answers, a note it wrote that nobody has judged yet sinks below
 // a fact for a query nobody rated, and the breakdown names the origin's
-// evidence; memories of other origins keep their score.
+// evidence; memories of other origins keep their score; a second server
+// on the same database ranks alike.
 func TestOriginReputationHTTP(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		e := newFeedbackEnv(t, engine)
+		o := storetest.Options(t, engine)
+		e, other := newFeedbackEnvWith(t, o), newFeedbackEnvWith(t, o) // two servers, one database
 		key, _ := e.tenant(t, "alpha")
 		extractor := `"source":{"kind":"extractor","name":"keywords-v1"},"type":"note"`
 		topics := []string{"kayak", "violin", "pottery", "chess"}
@@ -158,6 +160,11 @@ func TestOriginReputationHTTP(t *testing.T) {
 					t.Errorf("a memory of a good origin was demoted: %+v", b)
 				}
 			}
+		}
+		// The other server, which saw none of the feedback, ranks alike.
+		seen, r := other.recall(t, key, "sourdough class", 200), rankOf(after, unjudged.ID)
+		if r < 0 || rankOf(seen, unjudged.ID) != r || seen.Items[r].Breakdown.OriginFactor != after.Items[r].Breakdown.OriginFactor {
+			t.Errorf("the other server ranks the note of a misleading origin differently: %+v", seen.Items)
 		}
 		imp := e.do(t, "GET", "/v1/memories/"+unjudged.ID+"/impact", key, "")
 		wantStatus(t, imp, http.StatusOK)
