@@ -40,11 +40,13 @@ type Options struct {
 	// RecallFlush and RecallBatch tune the recall writer: a batch of
 	// recall records commits after RecallFlush or once it holds
 	// RecallBatch recalls. RecallGrace is how long feedback waits for a
-	// recall another server made but has not committed yet. 0: the
-	// Default… constants.
+	// recall another server made but has not committed yet. AccessFlush
+	// is how often the access counts of the committed recalls are added
+	// to their memories. 0: the Default… constants.
 	RecallFlush time.Duration
 	RecallBatch int
 	RecallGrace time.Duration
+	AccessFlush time.Duration
 }
 
 // DB is an open store. With SQLite, writes go through a single connection

@@ -131,6 +131,52 @@ func TestRecallWriterTwoServers(t *testing.T) {
 	})
 }
 
+// TestRecallWriterAccessFlush: a batch commits its recall records at
+// once, but adds the access counts of its memories only every
+// AccessFlush: another server finds the recall (an interaction naming it
+// succeeds) while the memory's count is still 0; forcing a flush adds it,
+// and so does the writer by itself once the access flush is due.
+func TestRecallWriterAccessFlush(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		o.RecallFlush = time.Millisecond
+		o.AccessFlush = time.Hour
+		db := storetest.OpenWith(t, o)
+		o2 := o
+		o2.AccessFlush = 0
+		db2 := storetest.OpenWith(t, o2)
+		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
+		ctx2 := engram.NewContextWithActor(storetest.Tenant(t, db2, "alpha"), engram.Actor{KeyID: "k"})
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := saveRecall(t, ctx, db, res.Memory)
+		if _, err := feedbackOn(t, db2).CreateInteraction(ctx2, &engram.Interaction{Prompt: "p", Response: "r", RecallID: rec.ID}); err != nil {
+			t.Fatalf("interaction on server 2 naming a committed recall of server 1: %v", err)
+		}
+		if m := getMemory(t, ctx2, db2, res.Memory.ID); m.AccessCount != 0 {
+			t.Errorf("access counted with the recall's batch, before the access flush: %d", m.AccessCount)
+		}
+		if err := db.FlushRecalls(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m := getMemory(t, ctx2, db2, res.Memory.ID); m.AccessCount != 1 || m.LastAccessedAt == nil {
+			t.Errorf("after a forced flush: access_count %d, last_accessed_at %v", m.AccessCount, m.LastAccessedAt)
+		}
+
+		// Server 2 adds its counts by itself, within a second or so.
+		saveRecall(t, ctx2, db2, res.Memory)
+		deadline := time.Now().Add(30 * time.Second)
+		for getMemory(t, ctx2, db2, res.Memory.ID).AccessCount != 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("access count not added by the writer: %d", getMemory(t, ctx2, db2, res.Memory.ID).AccessCount)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
 // TestRecallWriterCloseCommits: closing the store commits what is
 // still batched; a reopened store finds the recall and its access.
 func TestRecallWriterCloseCommits(t *testing.T) {
