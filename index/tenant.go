@@ -113,7 +113,7 @@ type tenant struct {
 
 	docs     []doc
 	lens     []uint32 // weighted length of each doc, in tenths; 0 when not live
-	byID     map[string]uint32
+	byID     idTable  // of docs
 	post     map[string]*postings
 	liveDocs int64
 	totalLen int64 // sum of lens
@@ -125,7 +125,7 @@ type tenant struct {
 }
 
 func newTenant(rowCap int) *tenant {
-	t := &tenant{byID: map[string]uint32{}, post: map[string]*postings{}}
+	t := &tenant{post: map[string]*postings{}}
 	t.rows.init(rowCap)
 	return t
 }
@@ -133,7 +133,7 @@ func newTenant(rowCap int) *tenant {
 // reset empties the index before a load.
 func (t *tenant) reset() {
 	t.loaded, t.seq, t.snapSeq, t.syncedAt = false, 0, 0, time.Time{}
-	t.docs, t.lens, t.byID, t.post = nil, nil, map[string]uint32{}, map[string]*postings{}
+	t.docs, t.lens, t.byID, t.post = nil, nil, idTable{}, map[string]*postings{}
 	t.liveDocs, t.totalLen, t.nPost, t.strBytes = 0, 0, 0, 0
 	t.rows.clear()
 }
@@ -142,7 +142,7 @@ func (t *tenant) reset() {
 // and slice overheads, measured roughly; the bound they enforce is a
 // budget, not an exact count.
 const (
-	docBytes     = 48 + 4 + 40 // doc, its length and its byID entry
+	docBytes     = 48 + 4 + 24 // doc, its length and its byID slots
 	termBytes    = 96          // map entry, postings header
 	postingBytes = 6
 )
@@ -153,12 +153,12 @@ func (t *tenant) estimate() int64 {
 
 // put indexes m (live) as doc d, or re-indexes d after a change.
 func (t *tenant) put(m *engram.Memory) {
-	d, ok := t.byID[m.ID]
+	d, ok := t.byID.find(t.docs, m.ID)
 	if !ok {
 		d = uint32(len(t.docs))
 		t.docs = append(t.docs, doc{id: m.ID})
 		t.lens = append(t.lens, 0)
-		t.byID[m.ID] = d
+		t.byID.add(t.docs)
 		t.strBytes += int64(len(m.ID))
 	}
 	dc := &t.docs[d]
@@ -217,7 +217,7 @@ func (t *tenant) drop(d uint32, m *engram.Memory) {
 // the version, which retires the cached row, and re-indexes the learned
 // queries when they changed.
 func (t *tenant) apply(c *engram.Change) {
-	d, known := t.byID[c.MemoryID]
+	d, known := t.byID.find(t.docs, c.MemoryID)
 	if c.Delta != nil {
 		if known {
 			t.docs[d].version = c.Version
