@@ -1,6 +1,8 @@
 package learning
 
 import (
+	"slices"
+
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
 )
@@ -10,6 +12,10 @@ import (
 // knowledge update. A restatement, or the same sentence with one detail
 // changed, shares most of its words; two turns on one topic do not.
 const updateOverlap = 0.6
+
+// updateTop is how many of a recall's best-scored candidates a knowledge
+// update compares, pair by pair.
+const updateTop = 20
 
 // supersede is the knowledge update of a recall (DESIGN §3): of two
 // candidates written the same way (one origin: the same agent, source and
@@ -31,29 +37,38 @@ func (r *Recaller) supersede(cands []Candidate) {
 	if factor >= 1 || len(cands) < 2 {
 		return
 	}
+	// The best-scored candidates only: an update matters where it changes
+	// what is injected, and comparing every pair of a long list costs.
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(cands[b].Breakdown.Score, cands[a].Breakdown.Score) })
 	type subject struct {
 		i      int
 		origin string
-		terms  map[string]struct{}
+		terms  []uint64
 	}
-	var subjects []subject
-	for i, c := range cands {
-		m := c.Memory
+	subjects := make([]subject, 0, updateTop)
+	for _, i := range order[:min(len(order), updateTop)] {
+		m := cands[i].Memory
 		if m.Priority == engram.P0 || m.Key != "" {
 			continue
 		}
-		terms := map[string]struct{}{}
-		for _, t := range analysis.Terms(m.Content) {
-			terms[t] = struct{}{}
-		}
-		if len(terms) > 0 {
-			subjects = append(subjects, subject{i: i, origin: m.Category + "\x1f" + m.Origin(), terms: terms})
-		}
+		subjects = append(subjects, subject{i: i, origin: m.Category + "\x1f" + m.Origin()})
 	}
-	for a := 0; a < len(subjects); a++ {
+	for a := range subjects {
 		for b := a + 1; b < len(subjects); b++ {
-			x, y := subjects[a], subjects[b]
-			if x.origin != y.origin || !sameSubject(x.terms, y.terms) {
+			if subjects[a].origin != subjects[b].origin {
+				continue
+			}
+			x, y := &subjects[a], &subjects[b]
+			for _, s := range []*subject{x, y} {
+				if s.terms == nil {
+					s.terms = termSet(cands[s.i].Memory.Content)
+				}
+			}
+			if !sameSubject(x.terms, y.terms) {
 				continue
 			}
 			switch recency(cands[x.i].Memory, cands[y.i].Memory) {
@@ -87,18 +102,44 @@ func recency(a, b *engram.Memory) int {
 	return a.CreatedAt.Compare(b.CreatedAt)
 }
 
-// sameSubject reports whether two term sets share at least updateOverlap
-// of their union.
-func sameSubject(a, b map[string]struct{}) bool {
-	if len(a) > len(b) {
-		a, b = b, a
+// termSet is the set of text's index terms as sorted 64-bit hashes
+// (FNV-1a), never empty (an empty text is one empty term).
+func termSet(text string) []uint64 {
+	terms := analysis.Terms(text)
+	out := make([]uint64, 0, len(terms)+1)
+	for _, t := range terms {
+		h := uint64(14695981039346656037)
+		for i := 0; i < len(t); i++ {
+			h = (h ^ uint64(t[i])) * 1099511628211
+		}
+		out = append(out, h)
+	}
+	if len(out) == 0 {
+		out = append(out, 0)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sameSubject reports whether two term sets (see termSet) share at least
+// updateOverlap of their union.
+func sameSubject(a, b []uint64) bool {
+	small, large := min(len(a), len(b)), max(len(a), len(b))
+	if float64(small) < updateOverlap*float64(large) {
+		return false // even all of the smaller shared is too little
 	}
 	shared := 0
-	for t := range a {
-		if _, ok := b[t]; ok {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
 			shared++
+			i++
+			j++
 		}
 	}
-	union := len(a) + len(b) - shared
-	return float64(shared) >= updateOverlap*float64(union)
+	return float64(shared) >= updateOverlap*float64(len(a)+len(b)-shared)
 }
