@@ -28,7 +28,9 @@ import (
 // lengths; the terms as offsets into one block; for each term where its
 // postings start among all postings and where its bytes start; then each
 // term's postings as unsigned varints, doc deltas then frequencies — and
-// a CRC-32 of everything before it. The ids, agents and terms of a load
+// a CRC-32 of everything before it. Offsets into the text blocks are 32
+// bits: a tenant whose ids or terms pass 4 GiB writes a file that does
+// not load, and loads from the store. The ids, agents and terms of a load
 // are substrings of three strings, and the postings of all terms share two
 // arrays, so a load makes a handful of allocations rather than a few per
 // document and term; the documents and the terms' postings are decoded
