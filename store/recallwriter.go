@@ -334,9 +334,9 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 				}
 			}
 			// One statement per tenant and count, whatever the times:
-			// a second of recalls holds hundreds of distinct times, and
-			// a statement each cost more than the recalls. The group's
-			// newest time stands for all of its memories.
+			// grouped by time too, a second of counts would take a
+			// statement per recall. The group's newest time stands for
+			// all of its memories.
 			type group struct {
 				tenant string
 				n      int
