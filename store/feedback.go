@@ -432,10 +432,8 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 	if err := db.updateCredited(tx, moved); err != nil {
 		return nil, err
 	}
-	if len(credits) > 0 {
-		if err := tx.CreateInBatches(credits, 500).Error; err != nil {
-			return nil, fmt.Errorf("store: save credits: %w", err)
-		}
+	if err := db.insertCredits(tx, credits); err != nil {
+		return nil, fmt.Errorf("store: save credits: %w", err)
 	}
 	return out, nil
 }
@@ -472,6 +470,9 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 	if len(moved) == 0 {
 		return nil
 	}
+	if db.dialect.name() == "sqlite" {
+		return updateCreditedEach(tx, moved)
+	}
 	var q strings.Builder
 	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
 	q.WriteString("UPDATE memories SET ")
@@ -502,6 +503,53 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 		return errRetry
 	}
 	return nil
+}
+
+// updateCreditedEach is updateCredited a row at a time, in one prepared
+// statement (SQLite: see execEach).
+func updateCreditedEach(tx *gorm.DB, moved []creditedRow) error {
+	var q strings.Builder
+	q.WriteString("UPDATE memories SET ")
+	for _, c := range creditColumns {
+		q.WriteString(c.name + " = ?, ")
+	}
+	q.WriteString("version = version + 1 WHERE seq = ? AND version = ?")
+	args := make([][]any, len(moved))
+	for i, r := range moved {
+		a := make([]any, 0, len(creditColumns)+2)
+		for _, c := range creditColumns {
+			a = append(a, c.value(r.m))
+		}
+		args[i] = append(a, r.seq, r.m.Version-1)
+	}
+	affected, err := execEach(tx, q.String(), args)
+	if err != nil {
+		return fmt.Errorf("store: credit memories: %w", err)
+	}
+	for _, n := range affected {
+		if n != 1 {
+			return errRetry
+		}
+	}
+	return nil
+}
+
+// insertCredits saves credits: one multi-row statement on PostgreSQL, a
+// row at a time in one prepared statement on SQLite (see execEach).
+func (db *DB) insertCredits(tx *gorm.DB, credits []creditRow) error {
+	if len(credits) == 0 {
+		return nil
+	}
+	if db.dialect.name() != "sqlite" {
+		return tx.CreateInBatches(credits, 500).Error
+	}
+	args := make([][]any, len(credits))
+	for i, c := range credits {
+		args[i] = []any{c.FeedbackID, c.TenantID, c.MemoryID, c.Rater, c.Signal, c.Applied, c.CreatedAt}
+	}
+	_, err := execEach(tx, `INSERT INTO feedback_credits (feedback_id, tenant_id, memory_id, rater, signal, applied, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, args)
+	return err
 }
 
 // creditedColumns are the memories columns a credit reads: the learned

@@ -228,7 +228,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				}
 			}
 		}
-		if err := g.write(tx, tenant); err != nil {
+		if err := g.write(db, tx, tenant); err != nil {
 			return err
 		}
 		if len(events) == 0 {

@@ -322,69 +322,70 @@ func (g *groupLearning) add(l *learningTx) {
 	}
 }
 
-// write adds the group's learning to the store: memory_help in one
-// statement, then the raters' reputations in one, each in key order (one
-// lock order for every writer on PostgreSQL).
-func (g *groupLearning) write(tx *gorm.DB, tenant string) error {
-	if err := addHelp(tx, tenant, g.help, g.at); err != nil {
-		return err
+// write adds the group's learning to the store: memory_help, then the
+// raters' reputations, each in key order (one lock order for every
+// writer on PostgreSQL).
+func (g *groupLearning) write(db *DB, tx *gorm.DB, tenant string) error {
+	ids := make([]string, 0, len(g.help))
+	for id := range g.help {
+		ids = append(ids, id)
 	}
-	if len(g.reps) == 0 {
-		return nil
+	sort.Strings(ids)
+	help := make([][]any, len(ids))
+	for i, id := range ids {
+		d := g.help[id]
+		help[i] = []any{tenant, id, d.Good, d.Bad, d.WithN, d.WithSum, d.WithSq, d.WithoutN, d.WithoutSum, d.WithoutSq, g.at}
+	}
+	sum := func(table string, cols ...string) string {
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = c + " = " + table + "." + c + " + excluded." + c
+		}
+		return strings.Join(parts, ", ")
+	}
+	if err := db.upsert(tx, `INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at) VALUES `,
+		` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
+			sum("memory_help", "good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
+		help); err != nil {
+		return fmt.Errorf("store: add helpfulness: %w", err)
 	}
 	raters := make([]string, 0, len(g.reps))
 	for r := range g.reps {
 		raters = append(raters, r)
 	}
 	sort.Strings(raters)
-	values := make([]string, len(raters))
-	args := make([]any, 0, 6*len(raters))
+	reps := make([][]any, len(raters))
 	for i, rater := range raters {
 		d := g.reps[rater]
-		values[i] = "(?, ?, ?, ?, ?, ?)"
-		args = append(args, tenant, rater, d.Agree, d.Disagree, d.Votes, g.at)
+		reps[i] = []any{tenant, rater, d.Agree, d.Disagree, d.Votes, g.at}
 	}
-	if err := tx.Exec(`INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES `+strings.Join(values, ", ")+`
-		ON CONFLICT (tenant_id, rater) DO UPDATE SET agree = rater_reputation.agree + excluded.agree,
-		disagree = rater_reputation.disagree + excluded.disagree, votes = rater_reputation.votes + excluded.votes,
-		updated_at = excluded.updated_at`, args...).Error; err != nil {
+	if err := db.upsert(tx, `INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES `,
+		` ON CONFLICT (tenant_id, rater) DO UPDATE SET `+sum("rater_reputation", "agree", "disagree", "votes")+`, updated_at = excluded.updated_at`,
+		reps); err != nil {
 		return fmt.Errorf("store: rater reputation: %w", err)
 	}
 	return nil
 }
 
-// addHelp adds deltas to memory_help in one statement, rows in id order
-// (one lock order for every writer on PostgreSQL).
-func addHelp(tx *gorm.DB, tenant string, deltas map[string]*helpRow, now time.Time) error {
-	if len(deltas) == 0 {
+// upsert runs insert (ending in VALUES) and conflict for rows: one
+// statement of every row on PostgreSQL, a row at a time in one prepared
+// statement on SQLite (see execEach).
+func (db *DB) upsert(tx *gorm.DB, insert, conflict string, rows [][]any) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(deltas))
-	for id := range deltas {
-		ids = append(ids, id)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	if db.dialect.name() == "sqlite" {
+		_, err := execEach(tx, insert+row+conflict, rows)
+		return err
 	}
-	sort.Strings(ids)
-	values := make([]string, len(ids))
-	args := make([]any, 0, 11*len(ids))
-	for i, id := range ids {
-		d := deltas[id]
-		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		args = append(args, tenant, id, d.Good, d.Bad, d.WithN, d.WithSum, d.WithSq, d.WithoutN, d.WithoutSum, d.WithoutSq, now)
+	values := make([]string, len(rows))
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	for i, r := range rows {
+		values[i] = row
+		args = append(args, r...)
 	}
-	sum := func(cols ...string) string {
-		parts := make([]string, len(cols))
-		for i, c := range cols {
-			parts[i] = c + " = memory_help." + c + " + excluded." + c
-		}
-		return strings.Join(parts, ", ")
-	}
-	if err := tx.Exec(`INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at)
-		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
-		sum("good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
-		args...).Error; err != nil {
-		return fmt.Errorf("store: add helpfulness: %w", err)
-	}
-	return nil
+	return tx.Exec(insert+strings.Join(values, ", ")+conflict, args...).Error
 }
 
 // FindReputations returns the reputation of up to limit raters of the
