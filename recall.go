@@ -14,8 +14,13 @@ type ScoreBreakdown struct {
 	Confidence float64 `json:"confidence"` // as stored
 	Retention  float64 `json:"retention"`  // Ebbinghaus e^(−t/S), floored by priority
 	Revision   float64 `json:"revision"`   // 1, or the demotion of a needs_revision memory
-	AgeDays    float64 `json:"age_days"`   // t: days since last reinforcement
-	Stability  float64 `json:"stability"`  // S in days; 0 = never decays
+	// Superseded is 1, or the demotion of a memory that a newer one of the
+	// same origin and subject among the recall's candidates outranks (a
+	// knowledge update), with SupersededBy naming the newer one.
+	Superseded   float64 `json:"superseded"`
+	SupersededBy string  `json:"superseded_by,omitempty"`
+	AgeDays      float64 `json:"age_days"`  // t: days since last reinforcement
+	Stability    float64 `json:"stability"` // S in days; 0 = never decays
 	// Helpfulness is what feedback on the recalls that injected the memory
 	// says about it, whatever their query (see Helpfulness): 1 when it is
 	// no worse than the tenant's answers at large or nothing is known.

@@ -97,6 +97,7 @@ type ScoringConfig struct {
 	PriorUp          float64 `yaml:"prior_up"`           // α of the reward factor's Beta prior
 	PriorDown        float64 `yaml:"prior_down"`         // β
 	RevisionFactor   float64 `yaml:"revision_factor"`    // score multiplier of a needs_revision memory
+	SupersededFactor float64 `yaml:"superseded_factor"`  // score multiplier of a memory a newer one of its origin and subject supersedes (1: no knowledge update)
 }
 
 // DefaultScoringConfig returns the constants of DESIGN §3: S of 365, 90 and
@@ -108,7 +109,8 @@ type ScoringConfig struct {
 func DefaultScoringConfig() ScoringConfig {
 	return ScoringConfig{P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
 		P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0, P1Growth: 2.0, P2Growth: 1.5, P3Growth: 1.3,
-		Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500, PriorUp: 10, PriorDown: 10, RevisionFactor: 0.5}
+		Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500, PriorUp: 10, PriorDown: 10, RevisionFactor: 0.5,
+		SupersededFactor: 0.5}
 }
 
 // Stability returns the stability in days a new memory of priority p

@@ -52,6 +52,20 @@ func Terms(text string) []string {
 		cjk = cjk[:0]
 	}
 	for _, r := range text {
+		if r < utf8.RuneSelf { // ASCII: no unicode tables
+			switch {
+			case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+				flushCJK()
+				word = append(word, r)
+			case 'A' <= r && r <= 'Z':
+				flushCJK()
+				word = append(word, r+'a'-'A')
+			default:
+				flushWord()
+				flushCJK()
+			}
+			continue
+		}
 		switch {
 		case isCJK(r):
 			flushWord()

@@ -208,6 +208,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	if err := r.helpful(ctx, out); err != nil {
 		return nil, nil, err
 	}
+	r.supersede(out)
 	if slices.Contains(route.Layers, engram.LayerL3) {
 		refl, err := r.reflectionCandidates(ctx, query)
 		if err != nil {

@@ -40,6 +40,11 @@ type ScoreConfig struct {
 	// RevisionFactor multiplies the score of a needs_revision memory, in
 	// (0, 1]: such memories are demoted, never hidden.
 	RevisionFactor float64
+	// SupersededFactor multiplies the score of a memory that a newer one
+	// of the same origin and subject supersedes among a recall's
+	// candidates (a knowledge update, see Recaller.supersede), in (0, 1];
+	// 1 turns knowledge updates off.
+	SupersededFactor float64
 }
 
 // NewScoreConfig maps the scoring settings to the scorer's constants.
@@ -51,12 +56,13 @@ func NewScoreConfig(c engram.ScoringConfig) ScoreConfig {
 			engram.P2: {Stability: c.P2StabilityDays, Floor: c.P2Floor, Growth: c.P2Growth},
 			engram.P3: {Stability: c.P3StabilityDays, Floor: c.P3Floor, Growth: c.P3Growth},
 		},
-		Shrink:         c.Shrink,
-		MinStability:   c.MinStabilityDays,
-		MaxStability:   c.MaxStabilityDays,
-		PriorUp:        c.PriorUp,
-		PriorDown:      c.PriorDown,
-		RevisionFactor: c.RevisionFactor,
+		Shrink:           c.Shrink,
+		MinStability:     c.MinStabilityDays,
+		MaxStability:     c.MaxStabilityDays,
+		PriorUp:          c.PriorUp,
+		PriorDown:        c.PriorDown,
+		RevisionFactor:   c.RevisionFactor,
+		SupersededFactor: c.SupersededFactor,
 	}
 }
 
@@ -115,6 +121,9 @@ func (c ScoreConfig) Validate() error {
 	if !(c.RevisionFactor > 0 && c.RevisionFactor <= 1) {
 		bad("revision factor must be in (0, 1], got %v", c.RevisionFactor)
 	}
+	if !(c.SupersededFactor > 0 && c.SupersededFactor <= 1) {
+		bad("superseded factor must be in (0, 1], got %v", c.SupersededFactor)
+	}
 	return errors.Join(errs...)
 }
 
@@ -172,6 +181,7 @@ func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdow
 		Reward:       s.reward(m.UpCount, m.DownCount),
 		Confidence:   unit(m.Confidence),
 		Revision:     1,
+		Superseded:   1,
 		Helpfulness:  1,
 		OriginFactor: 1,
 	}
