@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -137,7 +139,7 @@ func (f *feedbackGroups) commit(tenant string, batch []*feedbackMember) []*feedb
 	db := f.db
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = db.commitGroup(tenant, batch)
+		err = db.commitGroupSafely(tenant, batch)
 		if err == nil || !db.dialect.isTransient(err) || attempt >= maxAttempts {
 			break
 		}
@@ -160,6 +162,19 @@ func (f *feedbackGroups) commit(tenant string, batch []*feedbackMember) []*feedb
 		close(m.done)
 	}
 	return retry
+}
+
+// commitGroupSafely is commitGroup, with a panic in it (a bug; the
+// transaction is rolled back) made the group's error: the members waiting
+// for the group, and those queued behind it, must still be answered.
+func (db *DB) commitGroupSafely(tenant string, batch []*feedbackMember) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			db.log.Error("feedback group failed", "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("store: feedback group: panic: %v", p)
+		}
+	}()
+	return db.commitGroup(tenant, batch)
 }
 
 // lostRace tells a write that lost a race, to run again on fresh data:

@@ -310,3 +310,30 @@ func TestFeedbackGroupsConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// panickingPolicy is the feedback policy with a bug: crediting a memory
+// panics.
+type panickingPolicy struct{ engram.FeedbackPolicy }
+
+func (panickingPolicy) Credit(*engram.Memory, float64, float64, string) { panic("credit bug") }
+
+// TestFeedbackGroupPanic: a feedback that panics half-way is answered
+// with an error and leaves nothing; the tenant's later feedbacks are
+// still written (its group does not stay taken).
+func TestFeedbackGroupPanic(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		f := newFBFixture(t, engine)
+		c := newGroupCase(t, f, "alpha")
+		in := engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: "k_test/r", IdempotencyKey: "once"}
+		if _, err := f.db.SubmitFeedback(c.ctx, in, panickingPolicy{f.svc}); err == nil {
+			t.Fatal("a panicking feedback succeeded")
+		}
+		if got := f.get(t, c.ctx, c.mems[0].ID); got.Version != c.mems[0].Version {
+			t.Errorf("a panicking feedback moved the memory to version %d", got.Version)
+		}
+		res, err := f.db.SubmitFeedback(c.ctx, in, f.svc)
+		if err != nil || res.Replayed || len(res.Credited) != len(c.mems) {
+			t.Fatalf("the same feedback after the panic: %+v, %v", res, err)
+		}
+	})
+}
