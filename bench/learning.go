@@ -4,13 +4,18 @@ package bench
 // questions teach recall to stop injecting misleading memories for
 // questions nobody rated?
 //
-// Seeds. Seed 1 is the tuning seed: every constant of the feedback policy
-// (helpfulness, rater reputation, exploration) was chosen by looking at
-// seed 1 only. Seeds 2, 3, 4 and 5 are the reported seeds; their figures
-// were recorded once on the code before the policy changed (the first
-// score) and are read again only to report, never to tune. A seed fixes
-// the train/held-out split, the misleading memories and the hostile
-// rater's flips.
+// Seeds. Seeds 1, 11 and 12 are the tuning seeds: every constant of the
+// feedback policy (helpfulness, rater reputation, exploration) was chosen
+// by looking at them only (seed 1 alone until the policy of origins;
+// 11 and 12 were added when seed 1 proved kinder than the others). Seeds
+// 2, 3, 4 and 5 are reported seeds: their figures were recorded once on
+// the code before the policy changed (the first score) and are read again
+// only to report, never to tune. Seeds 6, 7, 8 and 9 were set aside, never
+// run, when 11 and 12 were added, and first run to report the policy tuned
+// on 1, 11 and 12. A seed fixes the train/held-out split, the misleading
+// memories and the hostile rater's flips; exploration draws from the
+// process's random source, so two runs of one seed differ by a few
+// hundredths of recovery.
 
 import (
 	"context"
