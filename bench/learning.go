@@ -125,9 +125,13 @@ type TraceItem struct {
 	ID    string  `json:"id"`
 	Label string  `json:"label"`
 	Score float64 `json:"score"`
-	// Help is the helpfulness factor inside Score.
-	Help   float64 `json:"help"`
-	Tokens int     `json:"tokens"`
+	// Help is the helpfulness factor inside Score; Relevance, Reward and
+	// Confidence are three of the others (see engram.ScoreBreakdown).
+	Help       float64 `json:"help"`
+	Relevance  float64 `json:"relevance"`
+	Reward     float64 `json:"reward"`
+	Confidence float64 `json:"confidence"`
+	Tokens     int     `json:"tokens"`
 }
 
 // tracer writes a run's trace lines; a nil tracer writes nothing.
@@ -138,7 +142,9 @@ type tracer struct {
 }
 
 func (t *tracer) item(it engram.RecallItem) TraceItem {
-	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: it.Breakdown.Helpfulness, Tokens: it.Tokens}
+	b := it.Breakdown
+	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
+		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens}
 }
 
 func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {
