@@ -181,8 +181,9 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 // or 0 (negative) and the reward's moving average, both scaled by w. A
 // memory that carried at least half the weight also counts a vote up or
 // down (the reward factor's evidence) and has its stability grown or
-// shrunk, and, when positive, restarts its decay clock and learns the
-// recall's query (see engram.Memory.Learned); needs_revision is set once
+// shrunk, and, when positive, restarts its decay clock and, with
+// feedback.learn_queries, learns the recall's query (see
+// engram.Memory.Learned); needs_revision is set once
 // down votes lead by the threshold (and cleared only by a person, with
 // PATCH). A down vote never touches the clock: punishment is not use.
 func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
@@ -201,7 +202,7 @@ func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
 		m.Stability = f.scorer.Reinforce(m.Priority, m.Stability, s > 0)
 		if s > 0 {
 			m.ReinforcedAt = f.scorer.now().UTC().Truncate(time.Microsecond)
-			if query != "" {
+			if query != "" && f.cfg.LearnQueries {
 				m.Learned = learn(m.Learned, query)
 			}
 		}

@@ -277,6 +277,93 @@ func TestTwoServersShareHelpfulness(t *testing.T) {
 	})
 }
 
+// TestTwoServersGroupedFeedback: feedbacks sent at once to two servers on
+// one database, which each commit theirs in groups, agree: an idempotency
+// key sent to both applies once and replays everywhere else, an unknown
+// recall fails alone, and every applied feedback counts once in the
+// memory and in the evidence either server reads.
+func TestTwoServersGroupedFeedback(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		one, two := newFeedbackEnvWith(t, o), newFeedbackEnvWith(t, o)
+		key, _ := one.tenant(t, "alpha")
+		m := create(t, one.env, key, `{"content":"The user's boat is called Albatross","category":"life"}`)
+		rec := one.recall(t, key, "boat albatross", 100)
+		const n = 32
+		status, ids := make([]int, n), make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			e := one
+			if i%2 == 1 {
+				e = two
+			}
+			body := map[string]any{"recall_id": rec.ID, "thumb": "up", "rater": fmt.Sprint("u", i)}
+			switch {
+			case i%8 == 7:
+				body["recall_id"] = "rec_unknown"
+			case i%3 == 0:
+				body["idempotency_key"] = fmt.Sprint("k", i%6)
+			}
+			wg.Go(func() {
+				r := e.do(t, "POST", "/v1/feedback", key, mustJSON(body))
+				status[i] = r.Status
+				var res engram.FeedbackResult
+				if r.Status < 300 {
+					mustDecode(t, r, &res)
+					ids[i] = res.FeedbackID
+				}
+			})
+		}
+		wg.Wait()
+		applied, plain, byKey := 0, 0, map[string]map[string]bool{}
+		for i := range n {
+			switch {
+			case i%8 == 7:
+				if status[i] != http.StatusNotFound {
+					t.Errorf("feedback %d on an unknown recall: status %d", i, status[i])
+				}
+			case i%3 == 0:
+				k := fmt.Sprint("k", i%6)
+				if byKey[k] == nil {
+					byKey[k] = map[string]bool{}
+				}
+				byKey[k][ids[i]] = true
+				if status[i] == http.StatusCreated {
+					applied++
+				} else if status[i] != http.StatusOK {
+					t.Errorf("feedback %d with key %s: status %d", i, k, status[i])
+				}
+			default:
+				if status[i] != http.StatusCreated {
+					t.Errorf("feedback %d: status %d", i, status[i])
+				}
+				applied++
+				plain++
+			}
+		}
+		for k, fbs := range byKey {
+			if len(fbs) != 1 {
+				t.Errorf("key %s answered with %d feedbacks: %v", k, len(fbs), fbs)
+			}
+		}
+		if want := plain + len(byKey); applied != want {
+			t.Errorf("%d feedbacks applied, want %d (each key once)", applied, want)
+		}
+		for _, e := range []*fbEnv{one, two} {
+			r := e.do(t, "GET", "/v1/memories/"+m.ID+"/impact", key, "")
+			wantStatus(t, r, http.StatusOK)
+			var imp engram.Impact
+			mustDecode(t, r, &imp)
+			if imp.With.N != int64(applied) {
+				t.Errorf("impact after %d applied feedbacks on two servers: %s", applied, r)
+			}
+			if got := e.memory(t, key, m.ID); got.UpCount != int64(applied) {
+				t.Errorf("up count %d after %d applied feedbacks", got.UpCount, applied)
+			}
+		}
+	})
+}
+
 // TestCorrectionBecomesKnowledge: a correction on a thumbed-down answer
 // becomes a memory with the feedback and interaction as its source; the
 // memory the answer rested on for that subject needs revision and names

@@ -61,6 +61,8 @@ type DB struct {
 	log     *slog.Logger
 	secret  []byte // signs list cursors; shared through the settings table
 	recalls *recallWriter
+	// feedbacks groups concurrent feedbacks into shared transactions.
+	feedbacks *feedbackGroups
 }
 
 // Open connects, applies pending migrations and loads the settings.
@@ -108,6 +110,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return nil, err
 	}
 	db.recalls = newRecallWriter(db, o)
+	db.feedbacks = newFeedbackGroups(db)
 	return db, nil
 }
 

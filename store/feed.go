@@ -58,7 +58,13 @@ func (db *DB) appendEvents(ctx context.Context, tx *gorm.DB, tenant string, rows
 		seq := head - int64(len(rows)) + int64(i) + 1
 		rows[i].FeedSeq = &seq
 	}
-	if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+	// A row at a time in one prepared statement (see execEach).
+	args := make([][]any, len(rows))
+	for i, r := range rows {
+		args[i] = []any{r.TenantID, r.MemoryID, r.Version, r.Action, r.Before, r.After, r.Delta, r.Actor, r.CreatedAt, r.FeedSeq}
+	}
+	if _, err := execEach(tx, `INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args); err != nil {
 		return fmt.Errorf("store: append events: %w", err)
 	}
 	return nil

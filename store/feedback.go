@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -138,16 +137,17 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 	}
 	g := db.w.WithContext(ctx)
 	if in.RecallID != "" {
-		claimed, err := db.readyRecall(ctx, tenant, in.RecallID)
+		claimed, rec, err := db.readyRecall(ctx, tenant, in.RecallID)
 		if err != nil {
 			return nil, err
 		}
 		if err := insertRecall(g, claimed); err != nil {
 			return nil, err
 		}
-		rec, err := db.findRecall(g, tenant, in.RecallID)
-		if err != nil {
-			return nil, err
+		if rec == nil {
+			if rec, err = db.findRecall(g, tenant, in.RecallID); err != nil {
+				return nil, err
+			}
 		}
 		var route engram.Route
 		if json.Unmarshal([]byte(rec.Route), &route) == nil && len(route.Domains) > 0 {
@@ -203,57 +203,46 @@ func (r *recallRow) scores() (map[string]float64, string) {
 // SubmitFeedback records a feedback and, in the same transaction,
 // credits the memories its target injected (one memory event each),
 // updates the interaction's latest signal and makes the preference pairs
-// it completes. A repeated idempotency key returns the first result with
-// Replayed set and changes nothing. ENOTFOUND for a target outside the
-// tenant. The input must already be valid (see learning.Feedback).
+// it completes. Concurrent feedbacks of a tenant share one transaction
+// (see feedbackGroups); the result is returned once it is committed. A
+// repeated idempotency key returns the first result with Replayed set and
+// changes nothing. ENOTFOUND for a target outside the tenant. The input
+// must already be valid (see learning.Feedback).
 func (db *DB) SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	claimed, err := db.readyRecall(ctx, tenant, in.RecallID)
+	claimed, rec, err := db.readyRecall(ctx, tenant, in.RecallID)
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		var res *engram.FeedbackResult
-		err := db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
-			if err := insertRecall(tx, claimed); err != nil {
-				return err
-			}
-			var err error
-			res, err = db.submitFeedback(ctx, tx, tenant, in, policy)
-			return err
-		})
-		switch {
-		case err == nil:
-			return res, nil
-		case (errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < maxAttempts:
-			// A concurrent write of the same memory, or of the same
-			// idempotency key, or a deadlock victim.
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, err
-			}
-			continue
-		default:
-			return nil, err
-		}
-	}
+	m := &feedbackMember{ctx: ctx, in: in, policy: policy, claimed: claimed, recall: rec, done: make(chan struct{})}
+	db.feedbacks.submit(tenant, m)
+	<-m.done
+	return m.res, m.err
 }
 
-func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error) {
+// submitFeedback applies one feedback in tx, a group's transaction (see
+// feedbackGroups): rec is the recall in.RecallID names when known already
+// (nil: it is read here); what the feedback adds to the helpfulness rows
+// and to its rater's reputation is returned (nil: nothing), for the group
+// to write at its end; the reads of those rows add what g, the group's
+// earlier feedbacks, adds to them.
+func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in engram.FeedbackInput, policy engram.FeedbackPolicy,
+	rec *recallRow, g *groupLearning) (*engram.FeedbackResult, *learningTx, error) {
 	if in.IdempotencyKey != "" {
 		var prior []feedbackRow
 		if err := tx.Where("tenant_id = ? AND idempotency_key = ?", tenant, in.IdempotencyKey).Limit(1).Find(&prior).Error; err != nil {
-			return nil, fmt.Errorf("store: idempotency: %w", err)
+			return nil, nil, fmt.Errorf("store: idempotency: %w", err)
 		}
 		if len(prior) == 1 {
 			var res engram.FeedbackResult
 			if err := json.Unmarshal([]byte(prior[0].Result), &res); err != nil {
-				return nil, fmt.Errorf("store: stored feedback result: %w", err)
+				return nil, nil, fmt.Errorf("store: stored feedback result: %w", err)
 			}
 			res.Replayed = true
-			return &res, nil
+			return &res, nil, nil
 		}
 	}
 	now := db.now().UTC()
@@ -268,31 +257,33 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 	case in.InteractionID != "":
 		var rows []interactionRow
 		if err := tx.Where("tenant_id = ? AND id = ?", tenant, in.InteractionID).Limit(1).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: find interaction: %w", err)
+			return nil, nil, fmt.Errorf("store: find interaction: %w", err)
 		}
 		if len(rows) == 0 {
-			return nil, engram.Errorf(engram.ENOTFOUND, "interaction %q not found", in.InteractionID)
+			return nil, nil, engram.Errorf(engram.ENOTFOUND, "interaction %q not found", in.InteractionID)
 		}
 		inter = &rows[0]
 		fb.RecallID = inter.RecallID
 		if inter.RecallID != "" {
 			rec, err := db.findRecall(tx, tenant, inter.RecallID)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			scores, heldBack = rec.scores()
 			weights, query = policy.Shares(scores), rec.Query
 		}
 	case in.RecallID != "":
-		rec, err := db.findRecall(tx, tenant, in.RecallID)
-		if err != nil {
-			return nil, err
+		if rec == nil {
+			var err error
+			if rec, err = db.findRecall(tx, tenant, in.RecallID); err != nil {
+				return nil, nil, err
+			}
 		}
 		scores, heldBack = rec.scores()
 		weights, query = policy.Shares(scores), rec.Query
 	default:
 		if _, err := findRow(tx, tenant, "id = ?", in.MemoryID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		weights[in.MemoryID], scores[in.MemoryID] = 1, 1
 	}
@@ -320,13 +311,13 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		}
 		rows, err := db.lockCredited(tx, memories)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if l, err = db.startLearning(tx, tenant, fb, rows, scores, policy); err != nil {
-			return nil, err
+		if l, err = db.startLearning(tx, tenant, fb, rows, scores, policy, g); err != nil {
+			return nil, nil, err
 		}
 		if res.Credited, err = db.credit(ctx, tx, tenant, fb, rows, weights, l.raterWeight, query, policy); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, cm := range res.Credited {
 			if !cm.Capped {
@@ -336,43 +327,33 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		for _, id := range reflections {
 			cr, err := db.creditReflection(tx, tenant, fb, id, weights[id], policy)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if cr != nil {
 				res.Reflections = append(res.Reflections, *cr)
 			}
 		}
-		if err := db.finishLearning(tx, tenant, fb, l, heldBack, in.MemoryID == ""); err != nil {
-			return nil, err
-		}
+		l.finish(heldBack, in.MemoryID == "")
 	}
 	if inter != nil {
 		pairs, err := db.updateInteraction(tx, tenant, inter, fb, policy)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res.Pairs = pairs
 		if fb.Correction != "" && fb.Correction != inter.Response {
 			if res.Knowledge, err = db.correct(ctx, tx, tenant, inter, fb, res.Credited, weights, policy); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-		}
-	}
-	if l != nil {
-		// The tenant's totals last: every feedback of the tenant adds to
-		// that one row, so on PostgreSQL its lock is held only for the
-		// transaction's tail, beside the feed's lock on the tenant's row.
-		if err := l.addTotals(tx, tenant, fb.CreatedAt); err != nil {
-			return nil, err
 		}
 	}
 	// The feedback row goes in last, with its result: one statement.
 	stored, _ := json.Marshal(res)
 	fb.Result = string(stored)
 	if err := tx.Create(&fb).Error; err != nil {
-		return nil, fmt.Errorf("store: save feedback: %w", err)
+		return nil, nil, fmt.Errorf("store: save feedback: %w", err)
 	}
-	return res, nil
+	return res, l, nil
 }
 
 // lockCredited reads and locks the rows of the memories ids (sorted) in
@@ -451,10 +432,8 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 	if err := db.updateCredited(tx, moved); err != nil {
 		return nil, err
 	}
-	if len(credits) > 0 {
-		if err := tx.CreateInBatches(credits, 500).Error; err != nil {
-			return nil, fmt.Errorf("store: save credits: %w", err)
-		}
+	if err := db.insertCredits(tx, credits); err != nil {
+		return nil, fmt.Errorf("store: save credits: %w", err)
 	}
 	return out, nil
 }
@@ -491,6 +470,9 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 	if len(moved) == 0 {
 		return nil
 	}
+	if db.dialect.name() == "sqlite" {
+		return updateCreditedEach(tx, moved)
+	}
 	var q strings.Builder
 	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
 	q.WriteString("UPDATE memories SET ")
@@ -521,6 +503,53 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 		return errRetry
 	}
 	return nil
+}
+
+// updateCreditedEach is updateCredited a row at a time, in one prepared
+// statement (SQLite: see execEach).
+func updateCreditedEach(tx *gorm.DB, moved []creditedRow) error {
+	var q strings.Builder
+	q.WriteString("UPDATE memories SET ")
+	for _, c := range creditColumns {
+		q.WriteString(c.name + " = ?, ")
+	}
+	q.WriteString("version = version + 1 WHERE seq = ? AND version = ?")
+	args := make([][]any, len(moved))
+	for i, r := range moved {
+		a := make([]any, 0, len(creditColumns)+2)
+		for _, c := range creditColumns {
+			a = append(a, c.value(r.m))
+		}
+		args[i] = append(a, r.seq, r.m.Version-1)
+	}
+	affected, err := execEach(tx, q.String(), args)
+	if err != nil {
+		return fmt.Errorf("store: credit memories: %w", err)
+	}
+	for _, n := range affected {
+		if n != 1 {
+			return errRetry
+		}
+	}
+	return nil
+}
+
+// insertCredits saves credits: one multi-row statement on PostgreSQL, a
+// row at a time in one prepared statement on SQLite (see execEach).
+func (db *DB) insertCredits(tx *gorm.DB, credits []creditRow) error {
+	if len(credits) == 0 {
+		return nil
+	}
+	if db.dialect.name() != "sqlite" {
+		return tx.CreateInBatches(credits, 500).Error
+	}
+	args := make([][]any, len(credits))
+	for i, c := range credits {
+		args[i] = []any{c.FeedbackID, c.TenantID, c.MemoryID, c.Rater, c.Signal, c.Applied, c.CreatedAt}
+	}
+	_, err := execEach(tx, `INSERT INTO feedback_credits (feedback_id, tenant_id, memory_id, rater, signal, applied, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, args)
+	return err
 }
 
 // creditedColumns are the memories columns a credit reads: the learned

@@ -61,6 +61,9 @@ func newFBFixture(t *testing.T, engine string) *fbFixture {
 		t.Fatal(err)
 	}
 	cfg := engram.DefaultFeedbackConfig()
+	// The store keeps learned queries as part of a credit (its delta and
+	// history), so its tests have memories learn them.
+	cfg.LearnQueries = true
 	f := &fbFixture{db: db, svc: learning.NewFeedback(db, learning.NewScorer(scoring, time.Now), cfg), cfg: cfg, clock: clock}
 	f.ctx = f.tenant(t, "alpha")
 	return f

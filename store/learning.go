@@ -54,22 +54,51 @@ func (reputationRow) TableName() string { return "rater_reputation" }
 const baseMemory = ""
 
 // loadHelp returns the evidence rows of keys (memory ids and origin keys)
-// and the tenant's totals of judged answers and of all memories.
-func loadHelp(g *gorm.DB, tenant string, keys []string) (map[string]engram.Helpfulness, error) {
+// and the tenant's totals of judged answers and of all memories, with
+// what pending (a group's feedbacks not yet written, or nil) adds to them.
+func loadHelp(g *gorm.DB, tenant string, keys []string, pending map[string]*helpRow) (map[string]engram.Helpfulness, error) {
+	keys = append([]string{baseMemory, engram.AllOrigins}, keys...)
 	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, append([]string{baseMemory, engram.AllOrigins}, keys...)).Find(&rows).Error; err != nil {
+	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, keys).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: helpfulness: %w", err)
 	}
-	out := make(map[string]engram.Helpfulness, len(rows))
+	byID := make(map[string]*helpRow, len(rows))
 	for i := range rows {
-		out[rows[i].MemoryID] = rows[i].help()
+		byID[rows[i].MemoryID] = &rows[i]
+	}
+	for _, k := range keys {
+		if d := pending[k]; d != nil {
+			r := byID[k]
+			if r == nil {
+				r = &helpRow{MemoryID: k}
+				byID[k] = r
+			}
+			r.add(d)
+		}
+	}
+	out := make(map[string]engram.Helpfulness, len(byID))
+	for id, r := range byID {
+		out[id] = r.help()
 	}
 	return out, nil
 }
 
+// add adds d's evidence to r's.
+func (r *helpRow) add(d *helpRow) {
+	r.Good += d.Good
+	r.Bad += d.Bad
+	r.WithN += d.WithN
+	r.WithSum += d.WithSum
+	r.WithSq += d.WithSq
+	r.WithoutN += d.WithoutN
+	r.WithoutSum += d.WithoutSum
+	r.WithoutSq += d.WithoutSq
+}
+
 // helpEvidence loads the evidence of mems, by id: their own, their
-// origins', and the tenant's totals.
-func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory) (map[string]engram.HelpEvidence, error) {
+// origins', and the tenant's totals, with what pending adds to them (see
+// loadHelp).
+func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[string]*helpRow) (map[string]engram.HelpEvidence, error) {
 	keys := make([]string, 0, 2*len(mems))
 	origins := make([]string, len(mems))
 	seen := map[string]bool{}
@@ -81,7 +110,7 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory) (map[string]
 			keys = append(keys, origins[i])
 		}
 	}
-	rows, err := loadHelp(g, tenant, keys)
+	rows, err := loadHelp(g, tenant, keys, pending)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +128,7 @@ func (db *DB) FindHelpfulness(ctx context.Context, mems []*engram.Memory) (map[s
 	if err != nil {
 		return nil, err
 	}
-	return helpEvidence(db.r.WithContext(ctx), tenant, mems)
+	return helpEvidence(db.r.WithContext(ctx), tenant, mems, nil)
 }
 
 // MemoryHelpfulness returns one memory's helpfulness evidence. ENOTFOUND
@@ -115,7 +144,7 @@ func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvid
 		return engram.HelpEvidence{}, err
 	}
 	m := row.toMemory()
-	help, err := helpEvidence(g, tenant, []*engram.Memory{m})
+	help, err := helpEvidence(g, tenant, []*engram.Memory{m}, nil)
 	if err != nil {
 		return engram.HelpEvidence{}, err
 	}
@@ -123,8 +152,10 @@ func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvid
 }
 
 // learningTx gathers what one feedback adds to helpfulness and to its
-// rater's reputation, written at the end of the feedback's transaction.
+// rater's reputation, which its group writes at its end (groupLearning).
 type learningTx struct {
+	rater       string
+	at          time.Time
 	signal      float64
 	raterWeight float64
 	agreement   float64
@@ -132,19 +163,19 @@ type learningTx struct {
 	// memory's evidence and under which origin key.
 	evidence map[string]engram.Evidence
 	origin   map[string]string
-	deltas   map[string]*helpRow
-	// totals is what the feedback adds to the tenant-wide rows (the
-	// judged answers', all memories'), which addTotals writes.
-	totals map[string]*helpRow
+	// deltas is what the feedback adds to memory_help, by memory id
+	// (origin keys and the tenant-wide rows included).
+	deltas map[string]*helpRow
 }
 
 // startLearning reads the rater's reputation (its weight for this
 // feedback) and the evidence known of the judged memories (rows, as
-// lockCredited read them) and of their origins, measures the feedback's
+// lockCredited read them) and of their origins, each with what the
+// earlier feedbacks of its group (g) add to them, measures the feedback's
 // agreement with other raters' evidence and works out what it adds to
 // each memory's.
 func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []memoryRow, scores map[string]float64,
-	policy engram.FeedbackPolicy) (*learningTx, error) {
+	policy engram.FeedbackPolicy, g *groupLearning) (*learningTx, error) {
 	var reps []reputationRow
 	if err := tx.Where("tenant_id = ? AND rater = ?", tenant, fb.Rater).Limit(1).Find(&reps).Error; err != nil {
 		return nil, fmt.Errorf("store: rater reputation: %w", err)
@@ -152,6 +183,9 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []m
 	var rep engram.Reputation
 	if len(reps) == 1 {
 		rep = engram.Reputation{Agree: reps[0].Agree, Disagree: reps[0].Disagree, Votes: reps[0].Votes}
+	}
+	if d := g.reps[fb.Rater]; d != nil {
+		rep.Agree, rep.Disagree, rep.Votes = rep.Agree+d.Agree, rep.Disagree+d.Disagree, rep.Votes+d.Votes
 	}
 	mems := make([]*engram.Memory, 0, len(rows))
 	for i := range rows {
@@ -165,9 +199,9 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []m
 		}
 		return mems[i].ID < mems[j].ID
 	})
-	l := &learningTx{signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(mems)),
+	l := &learningTx{rater: fb.Rater, at: fb.CreatedAt, signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(mems)),
 		origin: make(map[string]string, len(mems)), deltas: map[string]*helpRow{}}
-	help, err := helpEvidence(tx, tenant, mems)
+	help, err := helpEvidence(tx, tenant, mems, g.help)
 	if err != nil {
 		return nil, err
 	}
@@ -228,24 +262,16 @@ func (l *learningTx) outcome(n *int64, sum, sq *float64) {
 	*sq += l.signal * l.signal
 }
 
-// finishLearning writes the feedback's evidence: the credited memories',
-// the held-back memory's outcome without it and the rater's reputation;
-// it gathers what the feedback adds to the tenant-wide rows (all
-// memories', and the judged answers' for a judged answer, not a vote on
-// one memory), which addTotals writes.
-func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *learningTx, heldBack string, answer bool) error {
+// finish adds the held-back memory's outcome without it and what the
+// feedback adds to the tenant-wide rows (all memories', and the judged
+// answers' for a judged answer, not a vote on one memory).
+func (l *learningTx) finish(heldBack string, answer bool) {
 	if heldBack != "" {
 		d := l.delta(heldBack)
 		l.outcome(&d.WithoutN, &d.WithoutSum, &d.WithoutSq)
 	}
-	l.totals = map[string]*helpRow{}
-	if d := l.deltas[engram.AllOrigins]; d != nil {
-		l.totals[engram.AllOrigins] = d
-		delete(l.deltas, engram.AllOrigins)
-	}
 	if answer {
-		d := &helpRow{MemoryID: baseMemory}
-		l.totals[baseMemory] = d
+		d := l.delta(baseMemory)
 		w := math.Abs(l.signal) * l.raterWeight
 		if l.signal > 0 {
 			d.Good += w
@@ -254,58 +280,112 @@ func (db *DB) finishLearning(tx *gorm.DB, tenant string, fb feedbackRow, l *lear
 		}
 		l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
 	}
-	if err := addHelp(tx, tenant, l.deltas, fb.CreatedAt); err != nil {
-		return err
+}
+
+// groupLearning is what the feedbacks of one group transaction have added
+// so far to memory_help and rater_reputation: the rows every feedback of
+// a tenant adds to (the tenant-wide totals, the origins') are written
+// once, at the group's end (write), rather than by each feedback. The
+// feedbacks' reads of those rows (startLearning) add it to what they
+// find, so each sees its predecessors in the group as if they had
+// written.
+type groupLearning struct {
+	help map[string]*helpRow       // by memory id
+	reps map[string]*reputationRow // by rater: Agree, Disagree and Votes to add
+	at   time.Time                 // the newest feedback's time
+}
+
+func newGroupLearning() *groupLearning {
+	return &groupLearning{help: map[string]*helpRow{}, reps: map[string]*reputationRow{}}
+}
+
+// add takes one feedback's learning into the group's.
+func (g *groupLearning) add(l *learningTx) {
+	for id, d := range l.deltas {
+		r := g.help[id]
+		if r == nil {
+			r = &helpRow{MemoryID: id}
+			g.help[id] = r
+		}
+		r.add(d)
 	}
-	agree, disagree := math.Max(l.agreement, 0), math.Max(-l.agreement, 0)
-	if err := tx.Exec(`INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES (?, ?, ?, ?, 1, ?)
-		ON CONFLICT (tenant_id, rater) DO UPDATE SET agree = rater_reputation.agree + excluded.agree,
-		disagree = rater_reputation.disagree + excluded.disagree, votes = rater_reputation.votes + 1, updated_at = excluded.updated_at`,
-		tenant, fb.Rater, agree, disagree, fb.CreatedAt).Error; err != nil {
+	r := g.reps[l.rater]
+	if r == nil {
+		r = &reputationRow{Rater: l.rater}
+		g.reps[l.rater] = r
+	}
+	r.Agree += math.Max(l.agreement, 0)
+	r.Disagree += math.Max(-l.agreement, 0)
+	r.Votes++
+	if l.at.After(g.at) {
+		g.at = l.at
+	}
+}
+
+// write adds the group's learning to the store: memory_help, then the
+// raters' reputations, each in key order (one lock order for every
+// writer on PostgreSQL).
+func (g *groupLearning) write(db *DB, tx *gorm.DB, tenant string) error {
+	ids := make([]string, 0, len(g.help))
+	for id := range g.help {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	help := make([][]any, len(ids))
+	for i, id := range ids {
+		d := g.help[id]
+		help[i] = []any{tenant, id, d.Good, d.Bad, d.WithN, d.WithSum, d.WithSq, d.WithoutN, d.WithoutSum, d.WithoutSq, g.at}
+	}
+	sum := func(table string, cols ...string) string {
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = c + " = " + table + "." + c + " + excluded." + c
+		}
+		return strings.Join(parts, ", ")
+	}
+	if err := db.upsert(tx, `INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at) VALUES `,
+		` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
+			sum("memory_help", "good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
+		help); err != nil {
+		return fmt.Errorf("store: add helpfulness: %w", err)
+	}
+	raters := make([]string, 0, len(g.reps))
+	for r := range g.reps {
+		raters = append(raters, r)
+	}
+	sort.Strings(raters)
+	reps := make([][]any, len(raters))
+	for i, rater := range raters {
+		d := g.reps[rater]
+		reps[i] = []any{tenant, rater, d.Agree, d.Disagree, d.Votes, g.at}
+	}
+	if err := db.upsert(tx, `INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES `,
+		` ON CONFLICT (tenant_id, rater) DO UPDATE SET `+sum("rater_reputation", "agree", "disagree", "votes")+`, updated_at = excluded.updated_at`,
+		reps); err != nil {
 		return fmt.Errorf("store: rater reputation: %w", err)
 	}
 	return nil
 }
 
-// addTotals adds the feedback's share to the tenant-wide rows, as the
-// last write of the feedback's transaction before its events: every
-// feedback of the tenant adds to those rows.
-func (l *learningTx) addTotals(tx *gorm.DB, tenant string, now time.Time) error {
-	return addHelp(tx, tenant, l.totals, now)
-}
-
-// addHelp adds deltas to memory_help in one statement, rows in id order
-// (one lock order for every writer on PostgreSQL).
-func addHelp(tx *gorm.DB, tenant string, deltas map[string]*helpRow, now time.Time) error {
-	if len(deltas) == 0 {
+// upsert runs insert (ending in VALUES) and conflict for rows: one
+// statement of every row on PostgreSQL, a row at a time in one prepared
+// statement on SQLite (see execEach).
+func (db *DB) upsert(tx *gorm.DB, insert, conflict string, rows [][]any) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(deltas))
-	for id := range deltas {
-		ids = append(ids, id)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	if db.dialect.name() == "sqlite" {
+		_, err := execEach(tx, insert+row+conflict, rows)
+		return err
 	}
-	sort.Strings(ids)
-	values := make([]string, len(ids))
-	args := make([]any, 0, 11*len(ids))
-	for i, id := range ids {
-		d := deltas[id]
-		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		args = append(args, tenant, id, d.Good, d.Bad, d.WithN, d.WithSum, d.WithSq, d.WithoutN, d.WithoutSum, d.WithoutSq, now)
+	values := make([]string, len(rows))
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	for i, r := range rows {
+		values[i] = row
+		args = append(args, r...)
 	}
-	sum := func(cols ...string) string {
-		parts := make([]string, len(cols))
-		for i, c := range cols {
-			parts[i] = c + " = memory_help." + c + " + excluded." + c
-		}
-		return strings.Join(parts, ", ")
-	}
-	if err := tx.Exec(`INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at)
-		VALUES `+strings.Join(values, ", ")+` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
-		sum("good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
-		args...).Error; err != nil {
-		return fmt.Errorf("store: add helpfulness: %w", err)
-	}
-	return nil
+	return tx.Exec(insert+strings.Join(values, ", ")+conflict, args...).Error
 }
 
 // FindReputations returns the reputation of up to limit raters of the

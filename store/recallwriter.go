@@ -475,16 +475,21 @@ func insertRecall(tx *gorm.DB, row *recallRow) error {
 }
 
 // readyRecall prepares a write that names a recall: a recall of this
-// process still queued is claimed (returned, for the write's transaction
-// to insert with insertRecall); any other is waited for (awaitRecall).
-func (db *DB) readyRecall(ctx context.Context, tenant, id string) (*recallRow, error) {
+// process still queued is claimed (returned twice: for the write's
+// transaction to insert with insertRecall, and as the recall it names);
+// any other is waited for (awaitRecall) and returned as found, or nil. A
+// recall row never changes once written, so the write need not read it
+// again in its transaction; nil leaves the lookup (and its ENOTFOUND) to
+// the transaction.
+func (db *DB) readyRecall(ctx context.Context, tenant, id string) (claimed, found *recallRow, err error) {
 	if id == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if row := db.recalls.claim(tenant, id); row != nil {
-		return row, nil
+		return row, row, nil
 	}
-	return nil, db.awaitRecall(ctx, tenant, id)
+	found, err = db.awaitRecall(ctx, tenant, id)
+	return nil, found, err
 }
 
 // await returns once the recall id is committed, if this process holds
@@ -545,37 +550,41 @@ func (db *DB) FlushRecalls(ctx context.Context) error {
 }
 
 // awaitRecall makes sure the recall id, if it exists, is in the store
-// before a transaction reads it: a recall of this process still in a
-// batch is committed at once; a recall id of another server that is not
-// in the store yet but was made less than the grace (Options.RecallGrace)
-// ago is waited for
-// (its server commits it within its flush interval). Runs outside any
-// transaction: on SQLite the writer must stay free for the batch. An id
-// that never appears is left for the caller's lookup to report.
-func (db *DB) awaitRecall(ctx context.Context, tenant, id string) error {
+// before a transaction reads it, and returns it (nil when it is not found
+// or cannot carry a time): a recall of this process still in a batch is
+// committed at once; a recall id of another server that is not in the
+// store yet but was made less than the grace (Options.RecallGrace) ago is
+// waited for (its server commits it within its flush interval). Runs
+// outside any transaction: on SQLite the writer must stay free for the
+// batch. An id that never appears is left for the caller's lookup to
+// report.
+func (db *DB) awaitRecall(ctx context.Context, tenant, id string) (*recallRow, error) {
 	if err := db.recalls.await(ctx, id); err != nil {
-		return err
+		return nil, err
 	}
 	made, ok := recallTime(id)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	// The id's clock is the wall clock of the server that made it; a
 	// clock far ahead is still waited for at most the grace from now.
 	grace := db.recalls.grace
 	deadline := min(made.Add(grace).UnixNano(), time.Now().Add(grace).UnixNano())
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		var n int64
-		if err := db.r.WithContext(ctx).Model(&recallRow{}).Where("tenant_id = ? AND id = ?", tenant, id).Count(&n).Error; err != nil {
-			return fmt.Errorf("store: find recall: %w", err)
+		var rows []recallRow
+		if err := db.r.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenant, id).Limit(1).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: find recall: %w", err)
 		}
-		if n > 0 || time.Now().UnixNano() >= deadline {
-			return nil
+		if len(rows) == 1 {
+			return &rows[0], nil
+		}
+		if time.Now().UnixNano() >= deadline {
+			return nil, nil
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }

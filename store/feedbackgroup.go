@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+)
+
+// maxGroup bounds the feedbacks of one group transaction. Each runs in a
+// savepoint, which on PostgreSQL is a subtransaction; past 64 of them a
+// transaction's subtransaction ids overflow the shared cache and slow
+// every snapshot on the server.
+const maxGroup = 32
+
+// feedbackGroups commits the concurrent feedbacks of one process in
+// groups, per tenant: a feedback that arrives while its tenant's group is
+// being written waits, and the next group takes every feedback that
+// waited (up to maxGroup) into one write transaction. A lone feedback is
+// written at once, as before, so grouping adds no wait.
+//
+// In a group each feedback runs in its own savepoint, in arrival order,
+// and sees its predecessors' writes as if they had committed before it:
+// its idempotency key, the rater's cap and the judged memories are read
+// in the shared transaction, and the rows every feedback adds to (the
+// helpfulness rows, the tenant-wide totals among them, and the raters'
+// reputations) are summed in memory (groupLearning), read through that
+// sum, and written once at the group's end, in key order, followed by
+// the group's events under the tenant's feed lock. A feedback that fails
+// is rolled back to its savepoint alone: a client error (ENOTFOUND, …)
+// is its answer, while a lost race (the same idempotency key committed by
+// another server, a deadlock victim, a version that moved) is run again
+// in the next group, at most maxAttempts times. Every answer waits for
+// the group's commit. When the commit or the group's tail fails with a
+// deadlock or serialization failure (PostgreSQL), the whole group is run
+// again from its start, with the growing back-off of retry; any other
+// failure of the group is every member's answer.
+//
+// On PostgreSQL the group first locks, in id order, every memory the
+// recalls it credits injected, so that groups of several servers take
+// those row locks in one order, as single feedbacks do.
+type feedbackGroups struct {
+	db      *DB
+	mu      sync.Mutex
+	waiting map[string][]*feedbackMember // by tenant
+	running map[string]bool              // a group of the tenant is being written
+}
+
+// feedbackMember is one feedback waiting for, or in, a group.
+type feedbackMember struct {
+	ctx     context.Context
+	in      engram.FeedbackInput
+	policy  engram.FeedbackPolicy
+	claimed *recallRow // a recall claimed from the recall writer, to insert
+	recall  *recallRow // the recall in.RecallID names, when known
+	attempt int
+
+	res  *engram.FeedbackResult
+	err  error
+	done chan struct{} // closed once res or err is final
+}
+
+func newFeedbackGroups(db *DB) *feedbackGroups {
+	return &feedbackGroups{db: db, waiting: map[string][]*feedbackMember{}, running: map[string]bool{}}
+}
+
+// submit queues m and returns once its answer is final. The caller whose
+// feedback finds no group running writes the groups itself until its own
+// is committed, then hands what waits to a goroutine.
+func (f *feedbackGroups) submit(tenant string, m *feedbackMember) {
+	f.mu.Lock()
+	f.waiting[tenant] = append(f.waiting[tenant], m)
+	lead := !f.running[tenant]
+	f.running[tenant] = true
+	f.mu.Unlock()
+	if lead {
+		f.lead(tenant, m)
+	}
+	<-m.done
+}
+
+// lead writes the tenant's groups until own's answer is final (own nil:
+// until none waits).
+func (f *feedbackGroups) lead(tenant string, own *feedbackMember) {
+	for {
+		f.mu.Lock()
+		q := f.waiting[tenant]
+		n := min(len(q), maxGroup)
+		if n == 0 {
+			delete(f.waiting, tenant)
+			delete(f.running, tenant)
+			f.mu.Unlock()
+			return
+		}
+		batch := append([]*feedbackMember(nil), q[:n]...)
+		f.waiting[tenant] = q[n:]
+		f.mu.Unlock()
+		retry := f.commit(tenant, batch)
+		f.mu.Lock()
+		if len(retry) > 0 {
+			f.waiting[tenant] = append(retry, f.waiting[tenant]...)
+		}
+		if own != nil && isClosed(own.done) {
+			more := len(f.waiting[tenant]) > 0
+			if !more {
+				delete(f.waiting, tenant)
+				delete(f.running, tenant)
+			}
+			f.mu.Unlock()
+			if more {
+				go f.lead(tenant, nil)
+			}
+			return
+		}
+		f.mu.Unlock()
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// commit writes one group, running it again while it fails with a
+// deadlock or a serialization failure, and answers its members; it
+// returns those to run again in the next group.
+func (f *feedbackGroups) commit(tenant string, batch []*feedbackMember) []*feedbackMember {
+	db := f.db
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = db.commitGroupSafely(tenant, batch)
+		if err == nil || !db.dialect.isTransient(err) || attempt >= maxAttempts {
+			break
+		}
+		if backoff(context.Background(), attempt) != nil {
+			break
+		}
+	}
+	var retry []*feedbackMember
+	for _, m := range batch {
+		if err != nil {
+			// The group failed: no member's write stands.
+			m.res, m.err = nil, err
+		}
+		if m.err != nil && db.lostRace(m.err) && m.attempt < maxAttempts && m.ctx.Err() == nil {
+			m.attempt++
+			m.res, m.err = nil, nil
+			retry = append(retry, m)
+			continue
+		}
+		close(m.done)
+	}
+	return retry
+}
+
+// commitGroupSafely is commitGroup, with a panic in it (a bug; the
+// transaction is rolled back) made the group's error: the members waiting
+// for the group, and those queued behind it, must still be answered.
+func (db *DB) commitGroupSafely(tenant string, batch []*feedbackMember) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			db.log.Error("feedback group failed", "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("store: feedback group: panic: %v", p)
+		}
+	}()
+	return db.commitGroup(tenant, batch)
+}
+
+// lostRace tells a write that lost a race, to run again on fresh data:
+// a concurrent write of the same memory or idempotency key, or a deadlock
+// victim.
+func (db *DB) lostRace(err error) bool {
+	return errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)
+}
+
+// commitGroup writes batch in one transaction, each feedback in its own
+// savepoint unless it is alone (see feedbackGroups), leaving each
+// member's result or error in it. The error returned is the group's:
+// nothing of it was committed.
+func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
+	for _, m := range batch {
+		m.res, m.err = nil, nil
+	}
+	alone := len(batch) == 1
+	ctx := context.Background()
+	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if !alone {
+			if err := db.lockGroupMemories(tx, batch); err != nil {
+				return err
+			}
+		}
+		g := newGroupLearning()
+		var events []eventRow
+		for _, m := range batch {
+			if err := m.ctx.Err(); err != nil {
+				m.err = err
+				continue
+			}
+			p := &pendingEvents{}
+			mctx := context.WithValue(context.WithoutCancel(m.ctx), pendingKey{}, p)
+			if !alone {
+				if err := tx.Exec("SAVEPOINT feedback").Error; err != nil {
+					return err
+				}
+			}
+			res, l, err := db.applyFeedback(mctx, tx, tenant, m, g)
+			if err == nil {
+				// A request given up while its feedback was written gets
+				// nothing written. Its statements ran without its context:
+				// an interrupted statement would end the group's
+				// transaction (SQLite) or connection (PostgreSQL).
+				err = m.ctx.Err()
+			}
+			if err != nil {
+				if alone {
+					return err
+				}
+				if rerr := tx.Exec("ROLLBACK TO SAVEPOINT feedback").Error; rerr != nil {
+					return rerr
+				}
+				m.err = err
+			} else {
+				m.res = res
+				events = append(events, p.rows...)
+				if l != nil {
+					g.add(l)
+				}
+			}
+			if !alone {
+				if err := tx.Exec("RELEASE SAVEPOINT feedback").Error; err != nil {
+					return err
+				}
+			}
+		}
+		if err := g.write(db, tx, tenant); err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		return db.appendEvents(ctx, tx, tenant, events)
+	})
+}
+
+// applyFeedback writes one member's feedback in its group's transaction.
+func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning) (*engram.FeedbackResult, *learningTx, error) {
+	if err := insertRecall(tx, m.claimed); err != nil {
+		return nil, nil, err
+	}
+	return db.submitFeedback(ctx, tx, tenant, m.in, m.policy, m.recall, g)
+}
+
+// lockGroupMemories locks, in id order, the memories the recalls of the
+// group's feedbacks injected (PostgreSQL; SQLite has one writer).
+func (db *DB) lockGroupMemories(tx *gorm.DB, batch []*feedbackMember) error {
+	if db.dialect.name() != "postgres" {
+		return nil
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, m := range batch {
+		if m.recall == nil || m.in.RecallID == "" {
+			continue
+		}
+		for _, ref := range m.recall.memoryRefs() {
+			if !seen[ref.ID] && !strings.HasPrefix(ref.ID, reflectionPrefix) {
+				seen[ref.ID] = true
+				ids = append(ids, ref.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Strings(ids)
+	var locked []string
+	if err := db.dialect.forUpdate(tx.Model(&memoryRow{})).Where("id IN ?", ids).Order("id").Pluck("id", &locked).Error; err != nil {
+		return err
+	}
+	return nil
+}
