@@ -305,6 +305,16 @@ func (t *tenant) decodeV2(b []byte) error {
 	return nil
 }
 
+// uvarint reads one unsigned varint off b and returns it with the rest
+// of b, or nil for no valid varint.
+func uvarint(b []byte) (uint64, []byte) {
+	x, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, nil
+	}
+	return x, b[k:]
+}
+
 // decodePostings decodes one term's postings, from to to among all
 // postings, into p, its slices cut from the shared arrays (their capacity
 // ends with them, so growing one copies it out). The docs must rise and
@@ -318,14 +328,10 @@ func decodePostings(p *postings, b []byte, allDocs []uint32, allTfs []uint16, fr
 	var d uint64
 	for i := range docs {
 		var x uint64
-		if len(b) > 0 && b[0] < 0x80 {
+		if len(b) > 0 && b[0] < 0x80 { // one byte: most gaps and frequencies
 			x, b = uint64(b[0]), b[1:]
-		} else {
-			var k int
-			if x, k = binary.Uvarint(b); k <= 0 {
-				return false
-			}
-			b = b[k:]
+		} else if x, b = uvarint(b); b == nil {
+			return false
 		}
 		if i > 0 && x == 0 {
 			return false
@@ -339,14 +345,10 @@ func decodePostings(p *postings, b []byte, allDocs []uint32, allTfs []uint16, fr
 	tfs := allTfs[from:to:to]
 	for i := range tfs {
 		var x uint64
-		if len(b) > 0 && b[0] < 0x80 {
+		if len(b) > 0 && b[0] < 0x80 { // one byte: most gaps and frequencies
 			x, b = uint64(b[0]), b[1:]
-		} else {
-			var k int
-			if x, k = binary.Uvarint(b); k <= 0 {
-				return false
-			}
-			b = b[k:]
+		} else if x, b = uvarint(b); b == nil {
+			return false
 		}
 		if x > 0xffff && p.wide == nil {
 			p.wide = make([]uint32, n)
