@@ -23,7 +23,11 @@ type Services struct {
 	// Measure, when set, answers the measured (not judged) recalls: the
 	// same recall without exploration, so that a figure does not move
 	// with a memory held back at random.
-	Measure     engram.RecallService
+	Measure engram.RecallService
+	// SeedExplore, when set, restarts the random source of Recall's
+	// exploration (see learning.Recaller.SeedExplore): the learning
+	// benchmark seeds it per run, so that a seed's figures repeat.
+	SeedExplore func(seed uint64)
 	Router      engram.RouterService
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/engram-memory/engram"
 )
@@ -19,7 +20,42 @@ const exploreTop = 3
 // the memory (its impact, GET /v1/memories/{id}/impact).
 func (r *Recaller) WithExplore(p float64) *Recaller {
 	r.explore = p
+	r.exploring = &exploreSource{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	return r
+}
+
+// SeedExplore restarts exploration's random source at seed, so that the
+// same recalls in the same order hold back the same memories (the
+// learning benchmark seeds it per run, to make a run repeatable).
+func (r *Recaller) SeedExplore(seed uint64) {
+	if r.exploring == nil {
+		return
+	}
+	r.exploring.mu.Lock()
+	r.exploring.rng = rand.New(rand.NewPCG(seed, 0x6578706c6f7265))
+	r.exploring.mu.Unlock()
+}
+
+// exploreSource is exploration's random source, shared by concurrent
+// recalls.
+type exploreSource struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+// explores reports whether a recall explores, with probability p.
+func (s *exploreSource) explores(p float64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64() < p
+}
+
+// pick returns which of n eligible memories an exploring recall holds
+// back.
+func (s *exploreSource) pick(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.IntN(n)
 }
 
 // holdBack decides whether this recall explores and, if so, returns the
@@ -27,7 +63,7 @@ func (r *Recaller) WithExplore(p float64) *Recaller {
 // without it. P0 memories, reflections and a memory whose key the query
 // names exactly are never held back.
 func (r *Recaller) holdBack(query string, cands []Candidate, items []engram.RecallItem) (*engram.RecallItem, []Candidate) {
-	if r.explore <= 0 || len(items) < 2 || rand.Float64() >= r.explore {
+	if r.explore <= 0 || len(items) < 2 || !r.exploring.explores(r.explore) {
 		return nil, cands
 	}
 	byID := make(map[string]*engram.Memory, len(cands))
@@ -46,7 +82,7 @@ func (r *Recaller) holdBack(query string, cands []Candidate, items []engram.Reca
 		return nil, cands
 	}
 	slices.SortStableFunc(eligible, func(a, b engram.RecallItem) int { return cmpFloat(b.Score, a.Score) })
-	held := eligible[rand.IntN(min(exploreTop, len(eligible)))]
+	held := eligible[r.exploring.pick(min(exploreTop, len(eligible)))]
 	kept := make([]Candidate, 0, len(cands)-1)
 	for _, c := range cands {
 		if c.Memory.ID != held.ID {

@@ -1,6 +1,7 @@
 package learning_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -58,6 +59,39 @@ func TestExploreHoldsBack(t *testing.T) {
 	}
 	if _, err := fb.Impact(ctx, "mem_unknown"); engram.ErrorCode(err) != engram.ENOTFOUND {
 		t.Errorf("impact of an unknown memory: %v", err)
+	}
+}
+
+// TestSeedExplore: after SeedExplore with the same seed, the same recalls
+// hold back the same memories; another seed holds back others.
+func TestSeedExplore(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ctx := storetest.Tenant(t, db, "seeded")
+	r := newRecaller(t, db, fixedRouter{[]string{engram.CategoryWork}}, engram.DefaultRecallConfig()).WithExplore(0.5)
+	addMemories(t, db, ctx, append([]*engram.Memory{
+		memory(engram.CategoryWork, "Deploy rollbacks need two approvals"),
+		memory(engram.CategoryWork, "The deploy pipeline runs the smoke tests first"),
+		memory(engram.CategoryWork, "Deploy freezes start on the last Friday of a quarter")},
+		fillers(engram.CategoryLife, 10)...)...)
+	held := func(seed uint64) string {
+		r.SeedExplore(seed)
+		var out []string
+		for range 40 {
+			rec := recall(t, r, ctx, engram.RecallRequest{Query: "deploy", TokenBudget: 500})
+			if rec.HeldBack == nil {
+				out = append(out, "-")
+			} else {
+				out = append(out, rec.HeldBack.ID)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	first, again, other := held(7), held(7), held(8)
+	if first != again {
+		t.Errorf("seed 7 held back\n%s\nthen\n%s", first, again)
+	}
+	if first == other {
+		t.Errorf("seeds 7 and 8 held back the same memories: %s", first)
 	}
 }
 

@@ -48,8 +48,9 @@ type Recaller struct {
 	now    engram.Clock
 	dense  *dense
 	// explore is the share of recalls that hold back one memory to
-	// measure its impact (see explore.go).
-	explore float64
+	// measure its impact, drawn from exploring (see explore.go).
+	explore   float64
+	exploring *exploreSource
 }
 
 type dense struct {

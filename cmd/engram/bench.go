@@ -160,6 +160,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		svc.Measure = ms.Recall
+		svc.SeedExplore = services.Recall.SeedExplore
 		var trace *bufio.Writer
 		if *traceFile != "" {
 			f, err := os.Create(*traceFile)
