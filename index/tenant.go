@@ -40,17 +40,23 @@ func (p *postings) add(d, tf uint32) {
 	}
 	p.docs = slices.Insert(p.docs, i, d)
 	if p.wide == nil && tf > 0xffff {
-		p.wide = make([]uint32, len(p.tfs))
-		for j, x := range p.tfs {
-			p.wide[j] = uint32(x)
-		}
-		p.tfs = nil
+		p.widen()
 	}
 	if p.wide != nil {
 		p.wide = slices.Insert(p.wide, i, tf)
 	} else {
 		p.tfs = slices.Insert(p.tfs, i, uint16(tf))
 	}
+}
+
+// widen moves p's frequencies from 16 to 32 bits, for one that does not
+// fit in 16.
+func (p *postings) widen() {
+	p.wide = make([]uint32, len(p.tfs))
+	for j, x := range p.tfs {
+		p.wide[j] = uint32(x)
+	}
+	p.tfs = nil
 }
 
 func (p *postings) remove(d uint32) bool {
@@ -76,11 +82,7 @@ func (p *postings) set(d, tf uint32) bool {
 		return true
 	}
 	if p.wide == nil && tf > 0xffff {
-		p.wide = make([]uint32, len(p.tfs))
-		for j, x := range p.tfs {
-			p.wide[j] = uint32(x)
-		}
-		p.tfs = nil
+		p.widen()
 	}
 	if p.wide != nil {
 		p.wide[i] = tf

@@ -30,6 +30,22 @@ func saveRecall(t *testing.T, ctx context.Context, db *store.DB, m *engram.Memor
 	return r
 }
 
+// queuedRecall opens a store whose recall writer flushes only hourly and
+// saves a recall of one new memory in tenant alpha: the recall's record
+// stays in the writer's batch.
+func queuedRecall(t *testing.T, engine string) (*store.DB, context.Context, *engram.CreateResult, *engram.Recall) {
+	t.Helper()
+	o := storetest.Options(t, engine)
+	o.RecallFlush = time.Hour
+	db := storetest.OpenWith(t, o)
+	ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
+	res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, ctx, res, saveRecall(t, ctx, db, res.Memory)
+}
+
 func getMemory(t *testing.T, ctx context.Context, db *store.DB, id string) *engram.Memory {
 	t.Helper()
 	m, err := db.FindMemoryByID(ctx, id)
@@ -46,15 +62,7 @@ func getMemory(t *testing.T, ctx context.Context, db *store.DB, id string) *engr
 // does not write the record twice.
 func TestRecallWriterFeedbackFindsBatchedRecall(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		o := storetest.Options(t, engine)
-		o.RecallFlush = time.Hour
-		db := storetest.OpenWith(t, o)
-		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
-		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := saveRecall(t, ctx, db, res.Memory)
+		db, ctx, res, rec := queuedRecall(t, engine)
 		if m := getMemory(t, ctx, db, res.Memory.ID); m.AccessCount != 0 {
 			t.Fatalf("access counted before the batch committed: %d", m.AccessCount)
 		}
@@ -217,15 +225,7 @@ func TestRecallWriterCloseCommits(t *testing.T) {
 // so a later feedback finds the recall.
 func TestRecallWriterFailedClaim(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		o := storetest.Options(t, engine)
-		o.RecallFlush = time.Hour
-		db := storetest.OpenWith(t, o)
-		ctx := engram.NewContextWithActor(storetest.Tenant(t, db, "alpha"), engram.Actor{KeyID: "k"})
-		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "the user drinks tea", Category: "preference"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := saveRecall(t, ctx, db, res.Memory)
+		db, ctx, _, rec := queuedRecall(t, engine)
 		dead, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := feedbackOn(t, db).SubmitFeedback(dead, engram.FeedbackInput{RecallID: rec.ID, Thumb: "up"}); err == nil {
