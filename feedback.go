@@ -183,8 +183,10 @@ type FeedbackPolicy interface {
 	// recall, in (0, 1], from the scores the recall gave them (id → score).
 	Shares(scores map[string]float64) map[string]float64
 	// Credit moves m by a non-zero signal, scaled by its share; query is
-	// the recall's query ("" for feedback on the memory itself).
-	Credit(m *Memory, signal, share float64, query string)
+	// the recall's query ("" for feedback on the memory itself); answers
+	// is the tenant's judged answers so far, the base its votes are read
+	// against.
+	Credit(m *Memory, signal, share float64, query string, answers Helpfulness)
 	// Vote is what a non-zero signal counts on an injected reflection, by
 	// its share: +1, −1, or 0 when the share is too small to count.
 	Vote(signal, share float64) int

@@ -131,7 +131,7 @@ func (c ScoringConfig) Stability(p Priority) float64 {
 type FeedbackConfig struct {
 	ConfidenceStep    float64       `yaml:"confidence_step"`    // share of the way to 1 (or 0) per full-strength signal
 	RewardRate        float64       `yaml:"reward_rate"`        // weight of the newest signal in the reward's moving average
-	RevisionThreshold int64         `yaml:"revision_threshold"` // down − up votes at which needs_revision is set
+	RevisionThreshold int64         `yaml:"revision_threshold"` // lead of down votes (read against the tenant's good answers) at which needs_revision is set
 	RaterCap          int           `yaml:"rater_cap"`          // feedbacks of one rater that may move one memory per window
 	RaterWindow       time.Duration `yaml:"rater_window"`       // the window of RaterCap
 	MaxTextChars      int           `yaml:"max_text_chars"`     // prompt, response, correction and reason, each

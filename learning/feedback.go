@@ -183,10 +183,11 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 // down (the reward factor's evidence) and has its stability grown or
 // shrunk, and, when positive, restarts its decay clock and, with
 // feedback.learn_queries, learns the recall's query (see
-// engram.Memory.Learned); needs_revision is set once
-// down votes lead by the threshold (and cleared only by a person, with
-// PATCH). A down vote never touches the clock: punishment is not use.
-func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
+// engram.Memory.Learned); needs_revision is set once down votes lead by
+// the threshold, read against the tenant's answers (see revisionLead),
+// and is cleared only by a person, with PATCH. A down vote never touches
+// the clock: punishment is not use.
+func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string, answers engram.Helpfulness) {
 	if s > 0 {
 		m.Confidence += f.cfg.ConfidenceStep * s * w * (1 - m.Confidence)
 	} else {
@@ -207,9 +208,21 @@ func (f *Feedback) Credit(m *engram.Memory, s, w float64, query string) {
 			}
 		}
 	}
-	if m.DownCount-m.UpCount >= f.cfg.RevisionThreshold {
+	if revisionLead(m.UpCount, m.DownCount, baseRate(answers)) >= float64(f.cfg.RevisionThreshold) {
 		m.NeedsRevision = true
 	}
+}
+
+// revisionLead is how far a memory's down votes lead its up votes, each
+// vote weighed by how little the tenant's answers lead one to expect it:
+// 2·(p·down − (1 − p)·up), p the tenant's share of good answers. Where
+// half the answers are good (and before any answer is judged) that is
+// down − up. Where most answers are bad, a memory injected into them
+// collects down votes whether or not it misled: a down vote says less
+// and an up vote more, so an ordinary memory is not flagged for being
+// injected often.
+func revisionLead(up, down int64, p float64) float64 {
+	return 2 * (p*float64(down) - (1-p)*float64(up))
 }
 
 // maxLearnedChars bounds Memory.Learned; the oldest queries go first.

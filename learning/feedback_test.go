@@ -52,3 +52,42 @@ func TestFeedbackPolicy(t *testing.T) {
 		t.Errorf("rater limit = %d per %v", n, w)
 	}
 }
+
+// TestRevisionAgainstAnswers: needs_revision is set once down votes lead
+// by the threshold (3), each read against the tenant's share of good
+// answers. Where no answer is judged that is down − up; where most
+// answers are bad, a memory injected into them is not flagged for the
+// three down votes an ordinary memory collects there; where most are
+// good, down votes say more.
+func TestRevisionAgainstAnswers(t *testing.T) {
+	f := NewFeedback(nil, NewScorer(DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
+	for _, tt := range []struct {
+		name    string
+		answers engram.Helpfulness
+		thumbs  string // u up, d down, in order
+		flagged int    // the vote that sets needs_revision, 1-based; 0 never
+	}{
+		{"no answers judged", engram.Helpfulness{}, "dddd", 3},
+		{"no answers judged, an up vote between", engram.Helpfulness{}, "ddudd", 5},
+		{"half the answers good", engram.Helpfulness{Good: 20, Bad: 20}, "dddd", 3},
+		{"a quarter good", engram.Helpfulness{Good: 10, Bad: 30}, "dddddddd", 6},
+		{"a quarter good, ordinary mix", engram.Helpfulness{Good: 10, Bad: 30}, "dduddduddd", 0},
+		{"most answers good", engram.Helpfulness{Good: 30, Bad: 10}, "uddd", 4},
+	} {
+		m := &engram.Memory{Priority: engram.P2, Confidence: 0.5}
+		got := 0
+		for i, c := range tt.thumbs {
+			s := -1.0
+			if c == 'u' {
+				s = 1
+			}
+			f.Credit(m, s, 1, "", tt.answers)
+			if m.NeedsRevision && got == 0 {
+				got = i + 1
+			}
+		}
+		if got != tt.flagged {
+			t.Errorf("%s: %s sets needs_revision at vote %d, want %d", tt.name, tt.thumbs, got, tt.flagged)
+		}
+	}
+}

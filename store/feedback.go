@@ -316,7 +316,7 @@ func (db *DB) submitFeedback(ctx context.Context, tx *gorm.DB, tenant string, in
 		if l, err = db.startLearning(tx, tenant, fb, rows, scores, policy, g); err != nil {
 			return nil, nil, err
 		}
-		if res.Credited, err = db.credit(ctx, tx, tenant, fb, rows, weights, l.raterWeight, query, policy); err != nil {
+		if res.Credited, err = db.credit(ctx, tx, tenant, fb, rows, weights, l, query, policy); err != nil {
 			return nil, nil, err
 		}
 		for _, cm := range res.Credited {
@@ -378,7 +378,7 @@ func (db *DB) lockCredited(tx *gorm.DB, ids []string) ([]memoryRow, error) {
 // the rater's cap is reached for is recorded as capped and left alone; a
 // tombstoned memory, or one gone from the tenant, is skipped.
 func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbackRow, rows []memoryRow, weights map[string]float64,
-	raterWeight float64, query string, policy engram.FeedbackPolicy) ([]engram.CreditedMemory, error) {
+	l *learningTx, query string, policy engram.FeedbackPolicy) ([]engram.CreditedMemory, error) {
 	out := []engram.CreditedMemory{}
 	if len(rows) == 0 {
 		return out, nil
@@ -413,10 +413,10 @@ func (db *DB) credit(ctx context.Context, tx *gorm.DB, tenant string, fb feedbac
 		}
 		m := row.toMemory()
 		capped := used[m.ID] >= int64(limit)
-		weight := weights[m.ID] * raterWeight
+		weight := weights[m.ID] * l.raterWeight
 		if !capped {
 			before := *m
-			policy.Credit(m, fb.Signal, weight, query)
+			policy.Credit(m, fb.Signal, weight, query, l.answers)
 			m.Version, m.UpdatedAt = before.Version+1, now
 			moved = append(moved, creditedRow{seq: row.Seq, m: m})
 			if err := db.appendDelta(ctx, tenant, m.ID, m.Version, engram.DeltaOf(fb.ID, &before, m)); err != nil {

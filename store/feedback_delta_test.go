@@ -156,8 +156,8 @@ type failingPolicy struct {
 	credits int
 }
 
-func (p *failingPolicy) Credit(m *engram.Memory, s, w float64, q string) {
-	p.FeedbackPolicy.Credit(m, s, w, q)
+func (p *failingPolicy) Credit(m *engram.Memory, s, w float64, q string, answers engram.Helpfulness) {
+	p.FeedbackPolicy.Credit(m, s, w, q, answers)
 	if p.credits++; p.credits == 1 {
 		p.cancel()
 	}

@@ -315,7 +315,9 @@ func TestFeedbackGroupsConcurrent(t *testing.T) {
 // panics.
 type panickingPolicy struct{ engram.FeedbackPolicy }
 
-func (panickingPolicy) Credit(*engram.Memory, float64, float64, string) { panic("credit bug") }
+func (panickingPolicy) Credit(*engram.Memory, float64, float64, string, engram.Helpfulness) {
+	panic("credit bug")
+}
 
 // TestFeedbackGroupPanic: a feedback that panics half-way is answered
 // with an error and leaves nothing; the tenant's later feedbacks are

@@ -159,6 +159,8 @@ type learningTx struct {
 	signal      float64
 	raterWeight float64
 	agreement   float64
+	// answers is the tenant's judged answers before the feedback.
+	answers engram.Helpfulness
 	// evidence and origin are what the feedback adds to each judged
 	// memory's evidence and under which origin key.
 	evidence map[string]engram.Evidence
@@ -208,6 +210,7 @@ func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []m
 	judged := make([]engram.Judged, len(mems))
 	for i, m := range mems {
 		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
+		l.answers = help[m.ID].Answers
 		l.origin[m.ID] = m.Origin()
 	}
 	l.agreement = policy.Agreement(fb.Signal, judged)
