@@ -251,7 +251,8 @@ func learn(learned, query string) string {
 }
 
 // Helpfulness and reputation constants, fixed on the learning benchmark's
-// tuning seed (seed 1; see bench/learning.go) and never on a reported one.
+// tuning seeds (seed 1, later 1 and 11–19; see bench/learning.go) and
+// never on a reported one.
 const (
 	// positionHalf is the rank at which a memory's own evidence from one
 	// recall halves: the best-scored memory drove the answer most.
@@ -261,11 +262,11 @@ const (
 	helpPrior = 8.0
 	// originPrior is the weight, in injections, of the tenant's rate in
 	// an origin's estimate: one origin's few memories prove nothing.
-	originPrior = 10.0
+	originPrior = 15.0
 	// originPower sharpens an origin's demotion, (rate / tenant's)^power:
 	// an origin's estimate rests on every recall any of its memories was
 	// in, so a steady shortfall is trusted more than one memory's.
-	originPower = 4.0
+	originPower = 6.0
 	// repPrior is α = β of a rater's Beta prior of agreement, so that a
 	// rater nobody has measured counts fully and a few votes do not
 	// condemn it.
