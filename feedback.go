@@ -262,12 +262,14 @@ type Helpfulness struct {
 
 // HelpEvidence is what the store knows for weighing one memory's
 // helpfulness: its own evidence, its origin's (every memory written the
-// same way, see Memory.Origin), every memory's of the tenant (AllOrigins)
-// and the tenant's judged answers.
+// same way, see Memory.Origin), every memory's of the tenant (AllOrigins),
+// the tenant's main origin's (the origin whose memories hold the most
+// evidence, good and bad) and the tenant's judged answers.
 type HelpEvidence struct {
 	Memory  Helpfulness `json:"memory"`
 	Origin  Helpfulness `json:"origin"`
 	Origins Helpfulness `json:"origins"`
+	Main    Helpfulness `json:"main_origin"`
 	Answers Helpfulness `json:"answers"`
 }
 

@@ -200,3 +200,34 @@ func TestRaterWeight(t *testing.T) {
 		t.Errorf("thumb down on a corrected memory: agreement %v", a)
 	}
 }
+
+// TestMainOriginReference: origins are compared with the tenant's main
+// origin, not with the pool of all. Notes of another origin that ride
+// along with the main origin's good answers lift the pool's share above
+// the main origin's own; the main origin keeps its factor of 1, the
+// riders are not promoted past 1, and an origin worse than the main one
+// still sinks.
+func TestMainOriginReference(t *testing.T) {
+	s := learning.NewScorer(learning.DefaultScoreConfig(), nil)
+	turns := engram.Helpfulness{Good: 80, Bad: 200}
+	riders := engram.Helpfulness{Good: 40, Bad: 20}
+	stuffed := engram.Helpfulness{Good: 5, Bad: 60}
+	pool := engram.Helpfulness{Good: turns.Good + riders.Good + stuffed.Good, Bad: turns.Bad + riders.Bad + stuffed.Bad}
+	ev := func(origin engram.Helpfulness) engram.HelpEvidence {
+		return engram.HelpEvidence{Origin: origin, Origins: pool, Main: turns, Answers: pool}
+	}
+	if f, o, _ := s.Helpful(ev(turns)); f != 1 || o != 1 {
+		t.Errorf("the main origin, below the pool's share: %v (origin %v), want 1", f, o)
+	}
+	if f, _, _ := s.Helpful(ev(riders)); f != 1 {
+		t.Errorf("riders: %v, want 1", f)
+	}
+	if f, _, _ := s.Helpful(ev(stuffed)); !(f < 0.2) {
+		t.Errorf("an origin worse than the main one: %v, want below 0.2", f)
+	}
+	// Before any origin is judged the reference is the pool.
+	noMain := engram.HelpEvidence{Origin: engram.Helpfulness{Bad: 1}, Origins: engram.Helpfulness{Good: 60, Bad: 40}}
+	if f, _, _ := s.Helpful(noMain); !(f > 0.6 && f < 1) {
+		t.Errorf("one bad answer, no main origin: %v, want in (0.6, 1)", f)
+	}
+}

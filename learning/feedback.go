@@ -375,12 +375,27 @@ func goodRate(h engram.Helpfulness, p0 float64) float64 {
 	return (h.Good + helpPrior*p0) / (h.Good + h.Bad + helpPrior)
 }
 
-// originRate is the share of good evidence of a memory's origin, shrunk
-// towards the share of all the tenant's memories by originPrior, and that
-// share.
+// originRate is the share of good evidence of a memory's origin and of
+// the tenant's main origin (the one whose memories hold the most
+// evidence), each shrunk towards the share of all the tenant's memories by
+// originPrior; with no main origin yet, the reference is that share.
+//
+// The main origin, not the pool of all, is the reference: notes of
+// another origin that ride along with the main origin's good answers (and
+// copies of its best memories) pull the pool's share above the main
+// origin's own, and compared with the pool the tenant's main way of
+// writing memories would sink for answers that its memories, not the
+// riders, made good. The main origin's factor is 1.
 func originRate(e engram.HelpEvidence) (rate, ref float64) {
-	ref = baseRate(e.Origins)
-	return (e.Origin.Good + originPrior*ref) / (e.Origin.Good + e.Origin.Bad + originPrior), ref
+	pool := baseRate(e.Origins)
+	shrunk := func(h engram.Helpfulness) float64 {
+		return (h.Good + originPrior*pool) / (h.Good + h.Bad + originPrior)
+	}
+	ref = pool
+	if e.Main.Good+e.Main.Bad > 0 {
+		ref = shrunk(e.Main)
+	}
+	return shrunk(e.Origin), ref
 }
 
 // memoryRate is a memory's share of good evidence, shrunk towards its

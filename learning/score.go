@@ -265,8 +265,8 @@ func unit(x float64) float64 {
 
 // Helpful returns the helpfulness factor of a memory with evidence e and
 // the part of it its origin earned. The origin's factor is its shrunk
-// good-rate over all the tenant's memories', to the power originPower,
-// capped at 1: an origin whose memories keep turning up in bad answers
+// good-rate over the tenant's main origin's (see originRate), to the power
+// originPower, capped at 1: an origin whose memories keep turning up in bad answers
 // sinks all of them, also those nobody has judged yet. The memory's own
 // factor is its good-rate, shrunk towards the origin's, over the
 // origin's, capped at 1: one memory worse than its kind sinks for every

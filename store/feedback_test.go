@@ -1120,3 +1120,47 @@ func TestFeedbackExportSubsecond(t *testing.T) {
 		}
 	})
 }
+
+// TestMainOrigin: a memory's helpfulness evidence carries the tenant's
+// main origin — the origin whose memories hold the most evidence, good
+// and bad — and never another tenant's.
+func TestMainOrigin(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		f := newFBFixture(t, engine)
+		note := func(ctx context.Context, content string) *engram.Memory {
+			res, err := f.db.CreateMemory(ctx, &engram.Memory{Content: content, Category: "life", Type: "note"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Memory
+		}
+		turn := f.memory(t, f.ctx, "Caroline moved to Lisbon in May", "life")
+		n1, n2 := note(f.ctx, "Notes: Lisbon, May"), note(f.ctx, "Notes: chess, sourdough")
+		if h, err := f.db.MemoryHelpfulness(f.ctx, turn.ID); err != nil || h.Main != (engram.Helpfulness{}) {
+			t.Fatalf("before any feedback: main %+v (%v), want none", h.Main, err)
+		}
+		// Another tenant's origin with more evidence than any of alpha's.
+		beta := f.tenant(t, "beta")
+		for i := range 4 {
+			b := note(beta, fmt.Sprint("Beta note ", i))
+			f.feedback(t, beta, engram.FeedbackInput{MemoryID: b.ID, Thumb: engram.ThumbDown, Rater: fmt.Sprint("b", i)})
+		}
+		f.feedback(t, f.ctx, engram.FeedbackInput{MemoryID: turn.ID, Thumb: engram.ThumbUp, Rater: "r1"})
+		f.feedback(t, f.ctx, engram.FeedbackInput{MemoryID: n1.ID, Thumb: engram.ThumbDown, Rater: "r2"})
+		f.feedback(t, f.ctx, engram.FeedbackInput{MemoryID: n2.ID, Thumb: engram.ThumbDown, Rater: "r3"})
+		ht, err := f.db.MemoryHelpfulness(f.ctx, turn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hn, err := f.db.MemoryHelpfulness(f.ctx, n1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hn.Origin.Bad != 2 || ht.Origin.Good != 1 {
+			t.Fatalf("origin evidence: notes %+v, turn %+v", hn.Origin, ht.Origin)
+		}
+		if ht.Main != hn.Origin || hn.Main != hn.Origin {
+			t.Errorf("main origin: %+v for the turn, %+v for the note; want the notes' %+v", ht.Main, hn.Main, hn.Origin)
+		}
+	})
+}

@@ -114,12 +114,42 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 	if err != nil {
 		return nil, err
 	}
+	main, err := mainOrigin(g, tenant, pending)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[string]engram.HelpEvidence, len(mems))
 	for i, m := range mems {
-		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Answers: rows[baseMemory]}
+		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
+			Answers: rows[baseMemory]}
 	}
 	return out, nil
 }
+
+// mainOrigin returns the evidence of the tenant's main origin: of the
+// origin rows (keys engram.OriginPrefix + hex, a range of the primary
+// key; not AllOrigins), the one with the most evidence, good and bad, with
+// what pending adds to it. Which origin is the main one is read from the
+// written rows: a group's pending feedbacks may add to it, never change it.
+func mainOrigin(g *gorm.DB, tenant string, pending map[string]*helpRow) (engram.Helpfulness, error) {
+	var rows []helpRow
+	if err := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
+		engram.OriginPrefix, originsEnd, engram.AllOrigins).
+		Order("good + bad DESC, memory_id").Limit(1).Find(&rows).Error; err != nil {
+		return engram.Helpfulness{}, fmt.Errorf("store: main origin: %w", err)
+	}
+	if len(rows) == 0 {
+		return engram.Helpfulness{}, nil
+	}
+	if d := pending[rows[0].MemoryID]; d != nil {
+		rows[0].add(d)
+	}
+	return rows[0].help(), nil
+}
+
+// originsEnd is the first key after every origin key: OriginPrefix with
+// its last byte (':') plus one.
+var originsEnd = engram.OriginPrefix[:len(engram.OriginPrefix)-1] + ";"
 
 // FindHelpfulness returns the helpfulness evidence of the given memories
 // of the tenant, by id, for scoring a recall.
