@@ -52,7 +52,12 @@ func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
 }
 
 // Vote implements engram.FeedbackPolicy: a memory or reflection that
-// carried at least half of the answer counts a vote (see Credit).
+// carried the whole answer counts a vote (see Credit): the best-scored
+// of the recall (ties included), judged by a rater in good standing
+// (weight 1: agreeing with the others' evidence at least as often as
+// not). The others move by their share, but their votes, which the
+// reward factor and needs_revision count, would mostly record that a
+// memory rode along.
 func (f *Feedback) Vote(signal, share float64) int {
 	switch {
 	case share < voteShare || signal == 0:
@@ -63,8 +68,12 @@ func (f *Feedback) Vote(signal, share float64) int {
 	return -1
 }
 
-// voteShare is the share of an answer a memory must carry to count a vote.
-const voteShare = 0.5
+// voteShare is the share of an answer (times the rater's weight) a memory
+// must carry to count a vote. Fixed on the learning benchmark's tuning
+// seeds: against 0.5 (any memory scored at least half the best), clean
+// recovery 0.762 → 0.787, poisoned 0.758 → 0.791, plain LoCoMo −0.0008 →
+// −0.0005 over seeds 1 and 11–19.
+const voteShare = 1.0
 
 // RaterLimit implements engram.FeedbackPolicy: feedback.rater_cap per
 // feedback.rater_window.
@@ -255,8 +264,12 @@ func learn(learned, query string) string {
 // never on a reported one.
 const (
 	// positionHalf is the rank at which a memory's own evidence from one
-	// recall halves: the best-scored memory drove the answer most.
-	positionHalf = 1.0
+	// recall halves: the best-scored memory drove the answer most, and
+	// a true memory injected below it for a question it does not answer
+	// learns little from the answer (1 until the round of seeds 11–19:
+	// 0.25 gave clean recovery 0.762 against 0.759 and plain LoCoMo
+	// −0.0008 against −0.0014).
+	positionHalf = 0.25
 	// helpPrior is the weight, in recalls, of the origin's rate in a
 	// memory's helpfulness estimate: a handful of judged recalls move it.
 	helpPrior = 8.0

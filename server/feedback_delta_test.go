@@ -35,9 +35,14 @@ func TestCreditSeenByOtherServer(t *testing.T) {
 		}
 		three := newFeedbackEnvWith(t, o) // a fresh index
 		got, fresh := two.recall(t, key, query, 200), three.recall(t, key, query, 200)
+		// Every feedback moves both; each counts one vote, on its recall's
+		// best-scored memory.
+		if down := one.memory(t, key, a.ID).DownCount + one.memory(t, key, b.ID).DownCount; down != 4 {
+			t.Fatalf("four down votes counted %d times on the two memories, want 4", down)
+		}
 		for _, m := range []engram.Memory{a, b} {
 			stored := one.memory(t, key, m.ID)
-			if stored.DownCount != 4 || stored.Version != m.Version+4 {
+			if stored.Version != m.Version+4 {
 				t.Fatalf("stored after four down votes: down %d version %d", stored.DownCount, stored.Version)
 			}
 			i, j := rankOf(got, m.ID), rankOf(fresh, m.ID)
@@ -50,7 +55,7 @@ func TestCreditSeenByOtherServer(t *testing.T) {
 				t.Errorf("server two scores %s at version %d with %+v; stored version %d confidence %v stability %v; a fresh server: %+v",
 					m.ID, got.Items[i].Version, bd, stored.Version, stored.Confidence, stored.Stability, want)
 			}
-			if was := warm.Items[rankOf(warm, m.ID)].Breakdown; !(bd.Reward < was.Reward) || !(bd.Confidence < was.Confidence) {
+			if was := warm.Items[rankOf(warm, m.ID)].Breakdown; (stored.DownCount > 0) != (bd.Reward < was.Reward) || !(bd.Confidence < was.Confidence) {
 				t.Errorf("%s: reward %v → %v, confidence %v → %v after four down votes", m.ID, was.Reward, bd.Reward, was.Confidence, bd.Confidence)
 			}
 		}
@@ -118,11 +123,21 @@ func TestFeedbackFailureCases(t *testing.T) {
 			}
 			wg.Wait()
 			limit := int64(engram.DefaultFeedbackConfig().RaterCap)
+			top := rec.Items[0]
+			for _, it := range rec.Items {
+				if it.Score > top.Score {
+					top = it
+				}
+			}
 			for _, was := range []engram.Memory{wasA, wasB} {
 				got := e.memory(t, key, was.ID)
-				if got.UpCount != was.UpCount+limit || got.Version != was.Version+limit {
-					t.Errorf("%s after %d votes of one rater: up %d → %d, version %d → %d; want +%d", was.ID, votes,
-						was.UpCount, got.UpCount, was.Version, got.Version, limit)
+				ups := int64(0) // only the recall's best-scored memory counts votes
+				if was.ID == top.ID {
+					ups = limit
+				}
+				if got.UpCount != was.UpCount+ups || got.Version != was.Version+limit {
+					t.Errorf("%s after %d votes of one rater: up %d → %d, version %d → %d; want up +%d, version +%d", was.ID, votes,
+						was.UpCount, got.UpCount, was.Version, got.Version, ups, limit)
 				}
 			}
 			after := e.count(t)
