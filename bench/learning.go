@@ -16,8 +16,9 @@ package bench
 // run, when 11 and 12 were added, and first run to report the policy tuned
 // on 1, 11 and 12. Seeds 21 to 26 were set aside on 2026-11-25 before
 // the next round of tuning, when 2–9 had been read often enough that a
-// choice could have leaned on them: never run until that round's policy
-// was committed, then run once to report it. A seed fixes the
+// choice could have leaned on them: never run until that round had
+// committed a policy (4ccb517), run to report it, and once more to report
+// the round's last policy (20e07db). A seed fixes the
 // train/held-out split, the misleading memories, the hostile rater's
 // flips and, through Services.SeedExplore, the memories exploration holds
 // back, so that a seed's figures repeat exactly.

@@ -52,10 +52,11 @@ func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
 }
 
 // Vote implements engram.FeedbackPolicy: a memory or reflection that
-// carried the whole answer counts a vote (see Credit): the best-scored
-// of the recall (ties included), judged by a rater in good standing
-// (weight 1: agreeing with the others' evidence at least as often as
-// not). The others move by their share, but their votes, which the
+// carried the whole answer counts a vote: the best-scored of the recall
+// (ties included). A memory's share comes scaled by its rater's weight
+// (see Credit), so only a rater in good standing (weight 1: agreeing with
+// the others' evidence at least as often as not) counts votes on
+// memories. The others move by their share, but their votes, which the
 // reward factor and needs_revision count, would mostly record that a
 // memory rode along.
 func (f *Feedback) Vote(signal, share float64) int {

@@ -265,13 +265,14 @@ func unit(x float64) float64 {
 
 // Helpful returns the helpfulness factor of a memory with evidence e and
 // the part of it its origin earned. The origin's factor is its shrunk
-// good-rate over the tenant's main origin's (see originRate), to the power
-// originPower, capped at 1: an origin whose memories keep turning up in bad answers
-// sinks all of them, also those nobody has judged yet. The memory's own
-// factor is its good-rate, shrunk towards the origin's, over the
-// origin's, capped at 1: one memory worse than its kind sinks for every
-// query. A measured impact that is negative (its 95% interval below 0)
-// halves the factor; a positive one restores it to 1.
+// good-rate over the tenant's main origin's (see originRate), to the
+// power originPower, capped at 1: an origin whose memories keep turning
+// up in bad answers sinks all of them, also those nobody has judged
+// yet. The memory's own factor is its good-rate, shrunk towards the
+// origin's, over the origin's, capped at 1: one memory worse than its
+// kind sinks for every query. A measured impact that is negative (its
+// 95% interval below 0) halves the factor; a positive one restores it
+// to 1.
 func (s *Scorer) Helpful(e engram.HelpEvidence) (factor, origin float64, effect *float64) {
 	origin = 1
 	if e.Origin.Good+e.Origin.Bad > 0 {
