@@ -18,7 +18,10 @@ package bench
 // the next round of tuning, when 2–9 had been read often enough that a
 // choice could have leaned on them: never run until that round had
 // committed a policy (4ccb517), run to report it, and once more to report
-// the round's last policy (20e07db). A seed fixes the
+// the round's last policy (20e07db). Seeds 31 to 40 were set aside on
+// 2026-11-26, before the round that works on the plain-LoCoMo lift, for
+// the same reason (2–9 and 21–26 had each been read two or three times):
+// never run until that round commits its policy. A seed fixes the
 // train/held-out split, the misleading memories, the hostile rater's
 // flips and, through Services.SeedExplore, the memories exploration holds
 // back, so that a seed's figures repeat exactly.

@@ -46,7 +46,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
-	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1,11,12 tune; 2,3,4,5 and 6,7,8,9 are reported)")
+	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported)")
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
