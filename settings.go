@@ -103,13 +103,13 @@ type ScoringConfig struct {
 // DefaultScoringConfig returns the constants of DESIGN §3: S of 365, 90 and
 // 14 days for P1–P3, floors 0.3, 0.1 and 0, growth ×2, ×1.5 and ×1.3 per
 // positive use, ×0.5 per negative use down to 1 day, S capped at 100 years,
-// a Beta(10, 10) prior (one vote moves the reward factor by about 2%: it
-// takes a record, not a thumb, to move a memory) and needs_revision
-// halving the score.
+// a Beta(5, 5) prior of the reward factor, which up votes raise (one by
+// about 9%: it takes a record, not a thumb, to move a memory) and down
+// votes leave alone, and needs_revision multiplying the score by 0.3.
 func DefaultScoringConfig() ScoringConfig {
 	return ScoringConfig{P1StabilityDays: 365, P2StabilityDays: 90, P3StabilityDays: 14,
 		P1Floor: 0.3, P2Floor: 0.1, P3Floor: 0, P1Growth: 2.0, P2Growth: 1.5, P3Growth: 1.3,
-		Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500, PriorUp: 10, PriorDown: 10, RevisionFactor: 0.5,
+		Shrink: 0.5, MinStabilityDays: 1, MaxStabilityDays: 36500, PriorUp: 5, PriorDown: 5, RevisionFactor: 0.3,
 		SupersededFactor: 0.5}
 }
 

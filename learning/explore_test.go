@@ -123,6 +123,17 @@ func TestHelpfulFactor(t *testing.T) {
 	if !(prev < 0.2) {
 		t.Errorf("five bad answers leave the factor at %v", prev)
 	}
+	// Luck is not a record: two bad answers where most answers are bad
+	// leave a memory alone; four at the top of answers that mostly go
+	// well sink it.
+	mostlyBad := engram.Helpfulness{Good: 35, Bad: 65}
+	if f, _, _ := s.Helpful(engram.HelpEvidence{Memory: engram.Helpfulness{Bad: 2}, Origin: mostlyBad, Origins: mostlyBad,
+		Main: mostlyBad, Answers: mostlyBad}); f != 1 {
+		t.Errorf("two bad answers where most are bad: %v, want 1", f)
+	}
+	if f, _, _ := s.Helpful(ev(engram.Helpfulness{Bad: 4}, all)); !(f < 0.7) {
+		t.Errorf("four bad answers where most are good: %v, want below 0.7", f)
+	}
 	// A memory nobody judged, of an origin whose memories mislead.
 	f, o, _ := s.Helpful(ev(engram.Helpfulness{}, engram.Helpfulness{Good: 10, Bad: 40}))
 	if !(f < 0.2) || f != o {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -35,17 +37,27 @@ var (
 )
 
 // Shares implements engram.FeedbackPolicy: each injected memory's share of
-// a feedback is its score over the recall's best, so the memory that drove
-// the answer takes the full signal and a marginal one a fraction.
+// a feedback is its score over the recall's best, discounted by its rank
+// as its helpfulness evidence is, 1 / (1 + rank / positionHalf), where
+// rank counts the items scored strictly higher (ties share a rank). The
+// memory that drove the answer takes the full signal; one injected below
+// it, which mostly rode along with a question it does not answer, moves
+// little. Fixed on the learning benchmark's tuning seeds: undiscounted
+// shares moved every rider's confidence down with each bad answer, which
+// sank true memories central to many questions (plain LoCoMo).
 func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
 	top := 0.0
+	sorted := make([]float64, 0, len(scores))
 	for _, s := range scores {
 		top = math.Max(top, s)
+		sorted = append(sorted, s)
 	}
+	slices.Sort(sorted)
 	w := make(map[string]float64, len(scores))
 	for id, s := range scores {
 		if top > 0 && s > 0 {
-			w[id] = s / top
+			higher := len(sorted) - sort.SearchFloat64s(sorted, math.Nextafter(s, math.Inf(1)))
+			w[id] = s / top / (1 + float64(higher)/positionHalf)
 		}
 	}
 	return w
@@ -272,8 +284,14 @@ const (
 	// −0.0008 against −0.0014).
 	positionHalf = 0.25
 	// helpPrior is the weight, in recalls, of the origin's rate in a
-	// memory's helpfulness estimate: a handful of judged recalls move it.
-	helpPrior = 8.0
+	// memory's helpfulness estimate: a handful of judged recalls move it
+	// (8 until the round on the plain-LoCoMo lift, where the credible
+	// bound took the place of a wider prior as the guard against luck).
+	helpPrior = 3.0
+	// helpZ is how many standard deviations of its estimate a memory's
+	// good-rate is lifted before it is compared with its origin's (see
+	// credibleRate).
+	helpZ = 1.0
 	// originPrior is the weight, in injections, of the tenant's rate in
 	// an origin's estimate: one origin's few memories prove nothing.
 	originPrior = 15.0
@@ -410,6 +428,19 @@ func originRate(e engram.HelpEvidence) (rate, ref float64) {
 		ref = shrunk(e.Main)
 	}
 	return shrunk(e.Origin), ref
+}
+
+// credibleRate is a memory's good-rate (goodRate, shrunk towards p0)
+// lifted by helpZ standard deviations of its Beta posterior,
+// m + helpZ·√(m(1 − m) / (n + helpPrior + 1)) for n recalls of evidence:
+// the best rate its record leaves credible. A memory sinks below its
+// origin only by as much as its evidence can vouch for, so two or three
+// bad answers in a tenant whose answers are mostly bad leave it alone,
+// while four at the top of answers that mostly go well sink it
+// (TestHelpfulnessHTTP).
+func credibleRate(h engram.Helpfulness, p0 float64) float64 {
+	m := goodRate(h, p0)
+	return m + helpZ*math.Sqrt(math.Max(m*(1-m), 0)/(h.Good+h.Bad+helpPrior+1))
 }
 
 // memoryRate is a memory's share of good evidence, shrunk towards its

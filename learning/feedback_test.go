@@ -41,9 +41,15 @@ func TestFeedbackPolicy(t *testing.T) {
 	if got := f.CorrectionMargin(1); got != 1 {
 		t.Errorf("correction of a thumb up: margin %v, want 1", got)
 	}
+	// A share is the score over the best, over 1 + rank / positionHalf;
+	// ties share their rank.
 	shares := f.Shares(map[string]float64{"a": 0.8, "b": 0.4, "c": 0})
-	if shares["a"] != 1 || shares["b"] != 0.5 || len(shares) != 2 {
-		t.Errorf("shares = %v, want a 1, b 0.5, c none", shares)
+	if shares["a"] != 1 || math.Abs(shares["b"]-0.5/5) > 1e-12 || len(shares) != 2 {
+		t.Errorf("shares = %v, want a 1, b 0.1, c none", shares)
+	}
+	shares = f.Shares(map[string]float64{"a": 0.8, "b": 0.8, "c": 0.4})
+	if shares["a"] != 1 || shares["b"] != 1 || math.Abs(shares["c"]-0.5/9) > 1e-12 {
+		t.Errorf("shares with a tie at the top = %v, want a 1, b 1, c 0.5/9", shares)
 	}
 	if got := f.Shares(map[string]float64{"a": 0}); len(got) != 0 {
 		t.Errorf("shares of zero scores = %v, want none", got)

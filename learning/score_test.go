@@ -92,9 +92,9 @@ func TestScore(t *testing.T) {
 			m: engram.Memory{Priority: engram.P3, Confidence: 1, UpCount: 3, DownCount: 1,
 				ReinforcedAt: daysAgo(14), UpdatedAt: scoreNow, LastAccessedAt: &readNow},
 			rel: 0.5,
-			want: engram.ScoreBreakdown{Relevance: 0.5, Reward: 13.0 / 24, // Beta(10, 10): (3+10)/(4+20)
+			want: engram.ScoreBreakdown{Relevance: 0.5, Reward: 8.0 / 13, // Beta(5, 5), up votes only: (3+5)/(3+10)
 				Confidence: 1, Retention: math.Exp(-1), Revision: 1,
-				AgeDays: 14, Stability: 14, Score: 0.5 * 13.0 / 24 * math.Exp(-1)},
+				AgeDays: 14, Stability: 14, Score: 0.5 * 8.0 / 13 * math.Exp(-1)},
 		},
 		{
 			name: "P1 floor",
@@ -121,8 +121,8 @@ func TestScore(t *testing.T) {
 			name: "needs revision is demoted",
 			m:    engram.Memory{Priority: engram.P1, Confidence: 1, NeedsRevision: true, ReinforcedAt: scoreNow},
 			rel:  1,
-			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 0.5,
-				AgeDays: 0, Stability: 365, Score: 0.25},
+			want: engram.ScoreBreakdown{Relevance: 1, Reward: 0.5, Confidence: 1, Retention: 1, Revision: 0.3,
+				AgeDays: 0, Stability: 365, Score: 0.15},
 		},
 		{
 			name: "future timestamp counts as now",

@@ -55,7 +55,8 @@ func TestCreditSeenByOtherServer(t *testing.T) {
 				t.Errorf("server two scores %s at version %d with %+v; stored version %d confidence %v stability %v; a fresh server: %+v",
 					m.ID, got.Items[i].Version, bd, stored.Version, stored.Confidence, stored.Stability, want)
 			}
-			if was := warm.Items[rankOf(warm, m.ID)].Breakdown; (stored.DownCount > 0) != (bd.Reward < was.Reward) || !(bd.Confidence < was.Confidence) {
+			// Down votes lower confidence; the reward factor counts up votes only.
+			if was := warm.Items[rankOf(warm, m.ID)].Breakdown; bd.Reward != was.Reward || !(bd.Confidence < was.Confidence) {
 				t.Errorf("%s: reward %v → %v, confidence %v → %v after four down votes", m.ID, was.Reward, bd.Reward, was.Confidence, bd.Confidence)
 			}
 		}

@@ -36,7 +36,9 @@ func rankOf(rec apiRecall, id string) int {
 
 // TestHelpfulnessHTTP: a memory that keeps turning up in answers judged
 // bad sinks for a query nobody rated, within a handful of recalls, and
-// the breakdown says why; the memories of good answers keep their score.
+// the breakdown says why (helpfulness with its evidence, and
+// needs_revision once the down votes lead); the memories of good answers
+// keep their score.
 func TestHelpfulnessHTTP(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newFeedbackEnv(t, engine)
@@ -82,7 +84,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 			}
 			switch it.ID {
 			case stuffed.ID:
-				if !(b.Helpfulness < 0.7) || !(b.HelpBad > 0) || b.HelpGood != 0 {
+				if !(b.Helpfulness < 0.8) || !(b.HelpBad > 0) || b.HelpGood != 0 || !(b.Revision < 1) {
 					t.Errorf("the note's breakdown does not explain its demotion: %+v", b)
 				}
 			case good["sourdough"]:
@@ -97,7 +99,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 		var got engram.Impact
 		mustDecode(t, imp, &got)
 		if got.MemoryID != stuffed.ID || got.With.N != 4 || got.With.Mean != -1 || got.Without.N != 0 || got.Effect != nil ||
-			!(got.Helpfulness < 0.7) || !(got.Bad > 0) {
+			!(got.Helpfulness < 0.8) || !(got.Bad > 0) {
 			t.Errorf("impact of the note: %s", imp)
 		}
 		other, _ := e.tenant(t, "beta")
