@@ -123,16 +123,19 @@ func TestHelpfulFactor(t *testing.T) {
 	if !(prev < 0.2) {
 		t.Errorf("five bad answers leave the factor at %v", prev)
 	}
-	// Luck is not a record: two bad answers where most answers are bad
-	// leave a memory alone; four at the top of answers that mostly go
-	// well sink it.
+	// Luck is not a record: three bad answers where most answers are bad
+	// leave a memory alone; where most answers go well, four sink it and
+	// six sink it below 0.7.
 	mostlyBad := engram.Helpfulness{Good: 35, Bad: 65}
-	if f, _, _ := s.Helpful(engram.HelpEvidence{Memory: engram.Helpfulness{Bad: 2}, Origin: mostlyBad, Origins: mostlyBad,
+	if f, _, _ := s.Helpful(engram.HelpEvidence{Memory: engram.Helpfulness{Bad: 3}, Origin: mostlyBad, Origins: mostlyBad,
 		Main: mostlyBad, Answers: mostlyBad}); f != 1 {
-		t.Errorf("two bad answers where most are bad: %v, want 1", f)
+		t.Errorf("three bad answers where most are bad: %v, want 1", f)
 	}
-	if f, _, _ := s.Helpful(ev(engram.Helpfulness{Bad: 4}, all)); !(f < 0.7) {
-		t.Errorf("four bad answers where most are good: %v, want below 0.7", f)
+	if f, _, _ := s.Helpful(ev(engram.Helpfulness{Bad: 4}, all)); !(f < 0.85) {
+		t.Errorf("four bad answers where most are good: %v, want below 0.85", f)
+	}
+	if f, _, _ := s.Helpful(ev(engram.Helpfulness{Bad: 6}, all)); !(f < 0.7) {
+		t.Errorf("six bad answers where most are good: %v, want below 0.7", f)
 	}
 	// A memory nobody judged, of an origin whose memories mislead.
 	f, o, _ := s.Helpful(ev(engram.Helpfulness{}, engram.Helpfulness{Good: 10, Bad: 40}))
@@ -152,8 +155,9 @@ func TestHelpfulFactor(t *testing.T) {
 }
 
 // TestEvidenceAttribution: a good answer is credited to the memories that
-// have been helpful, not to one riding along with them; a bad one counts
-// against all; a memory's own evidence fades with its rank.
+// have been helpful, not to one riding along with them, and a memory's own
+// share of it fades with its rank; a bad one counts in full against all
+// (none of them answered).
 func TestEvidenceAttribution(t *testing.T) {
 	f := learning.NewFeedback(nil, learning.NewScorer(learning.DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
 	all := engram.Helpfulness{Good: 50, Bad: 50}
@@ -162,12 +166,14 @@ func TestEvidenceAttribution(t *testing.T) {
 		{Rank: 1, HelpEvidence: engram.HelpEvidence{Memory: engram.Helpfulness{Good: 10, Bad: 1}, Origins: all}}, // answers
 	}
 	up := f.Evidence(1, judged)
-	if !(up[0].Origin < 0.5 && up[1].Origin == 1) {
-		t.Errorf("good answer credited %+v, want the helpful memory 1 and the other under 0.5", up)
+	if !(up[0].Origin < 0.5 && up[1].Origin == 1) || up[1].Memory != 0.2 {
+		t.Errorf("good answer credited %+v, want the helpful memory 1 (its own 1 / (1 + 4·rank) = 0.2) and the other under 0.5", up)
 	}
 	down := f.Evidence(-1, judged)
-	if down[0].Origin != 1 || down[1].Origin != 1 || !(down[1].Memory < down[0].Memory) {
-		t.Errorf("bad answer: %+v, want every origin 1 and the own evidence fading with rank", down)
+	for i, e := range down {
+		if e.Origin != 1 || e.Memory != 1 {
+			t.Errorf("bad answer, rank %d: %+v, want 1 against the memory and its origin", i, e)
+		}
 	}
 }
 

@@ -84,7 +84,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 			}
 			switch it.ID {
 			case stuffed.ID:
-				if !(b.Helpfulness < 0.8) || !(b.HelpBad > 0) || b.HelpGood != 0 || !(b.Revision < 1) {
+				if !(b.Helpfulness < 0.85) || b.HelpBad != 4 || b.HelpGood != 0 || !(b.Revision < 1) {
 					t.Errorf("the note's breakdown does not explain its demotion: %+v", b)
 				}
 			case good["sourdough"]:
@@ -99,7 +99,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 		var got engram.Impact
 		mustDecode(t, imp, &got)
 		if got.MemoryID != stuffed.ID || got.With.N != 4 || got.With.Mean != -1 || got.Without.N != 0 || got.Effect != nil ||
-			!(got.Helpfulness < 0.8) || !(got.Bad > 0) {
+			!(got.Helpfulness < 0.85) || got.Bad != 4 {
 			t.Errorf("impact of the note: %s", imp)
 		}
 		other, _ := e.tenant(t, "beta")
@@ -272,7 +272,7 @@ func TestTwoServersShareHelpfulness(t *testing.T) {
 				t.Errorf("impact after %d concurrent votes on two servers: %s", votes, r)
 			}
 			rec := e.recall(t, key, "albatross", 100)
-			if len(rec.Items) != 1 || !(rec.Items[0].Breakdown.Helpfulness < 1) {
+			if len(rec.Items) != 1 || rec.Items[0].Breakdown.HelpBad != votes {
 				t.Errorf("recall does not see the shared evidence: %+v", rec.Items)
 			}
 		}
