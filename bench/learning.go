@@ -21,7 +21,11 @@ package bench
 // the round's last policy (20e07db). Seeds 31 to 40 were set aside on
 // 2026-11-26, before the round that works on the plain-LoCoMo lift, for
 // the same reason (2–9 and 21–26 had each been read two or three times):
-// never run until that round commits its policy. A seed fixes the
+// never run until that round committed its policy (6ab78a4), run to
+// report it, and once more to report the round's last policy (687cd94,
+// chosen on the tuning seeds after the first policy was found to cost
+// the --same-origin recovery; 2–9 and 21–26 were read on both too, and
+// --same-origin on 2–5). A seed fixes the
 // train/held-out split, the misleading memories, the hostile rater's
 // flips and, through Services.SeedExplore, the memories exploration holds
 // back, so that a seed's figures repeat exactly.
