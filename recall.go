@@ -10,7 +10,7 @@ import (
 // and helpfulness, each in [0, 1].
 type ScoreBreakdown struct {
 	Relevance  float64 `json:"relevance"`
-	Reward     float64 `json:"reward"`     // Beta posterior mean of up/down votes
+	Reward     float64 `json:"reward"`     // (up + α) / (up + α + β): up votes raise it, down votes do not lower it
 	Confidence float64 `json:"confidence"` // as stored
 	Retention  float64 `json:"retention"`  // Ebbinghaus e^(−t/S), floored by priority
 	Revision   float64 `json:"revision"`   // 1, or the demotion of a needs_revision memory

@@ -38,7 +38,7 @@ var (
 
 // Shares implements engram.FeedbackPolicy: each injected memory's share of
 // a feedback is its score over the recall's best, discounted by its rank
-// as its helpfulness evidence is, 1 / (1 + rank / positionHalf), where
+// as its credit from a good answer is, 1 / (1 + rank / positionHalf), where
 // rank counts the items scored strictly higher (ties share a rank). The
 // memory that drove the answer takes the full signal; one injected below
 // it, which mostly rode along with a question it does not answer, moves
@@ -200,10 +200,11 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 
 // Credit implements engram.FeedbackPolicy. It moves one memory by a signal s in [-1, 1] with weight w, its
 // share of the answer (DESIGN §4): confidence a step towards 1 (positive)
-// or 0 (negative) and the reward's moving average, both scaled by w. A
-// memory that carried at least half the weight also counts a vote up or
-// down (the reward factor's evidence) and has its stability grown or
-// shrunk, and, when positive, restarts its decay clock and, with
+// or 0 (negative) and the reward's moving average, both scaled by w. The
+// memory that carried the whole answer (see Vote) also counts a vote up
+// or down (up votes raise the reward factor, down votes count towards
+// needs_revision) and has its stability grown or shrunk, and, when
+// positive, restarts its decay clock and, with
 // feedback.learn_queries, learns the recall's query (see
 // engram.Memory.Learned); needs_revision is set once down votes lead by
 // the threshold, read against the tenant's answers (see revisionLead),
