@@ -203,8 +203,8 @@ func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdow
 // wrong. On the learning benchmark's plain LoCoMo, demoting the memories
 // that were never the evidence of any training question lowers held-out
 // recall@10 even when the evidence is known (−0.0026 over the tuning
-// seeds), and every weight of down votes in this factor tried (1, ½, ¼,
-// or read against the tenant's answers) left the plain lift below 0.
+// seeds), and no weight of down votes in this factor tried (1, ½, ¼, or
+// read against the tenant's answers) left the plain lift above 0.
 // Down votes sink a memory where they stand out: helpfulness (its record
 // against its origin's, see Helpful), needs_revision and stability.
 func (s *Scorer) reward(up int64) float64 {
@@ -281,7 +281,7 @@ func unit(x float64) float64 {
 // power originPower, capped at 1: an origin whose memories keep turning
 // up in bad answers sinks all of them, also those nobody has judged
 // yet. The memory's own factor is its good-rate, shrunk towards the
-// origin's, one standard deviation up (see credibleRate), over the
+// origin's, helpZ standard deviations up (see credibleRate), over the
 // origin's, capped at 1: one memory whose record stands out below its
 // kind's sinks for every query, and a memory of ordinary luck (a few
 // bad answers where most answers are bad) keeps 1. A measured impact
