@@ -15,7 +15,9 @@ const (
 	EUNSUPPORTED  = "unsupported"  // unsupported media type
 	EINTERNAL     = "internal"     // anything else; message never shown
 
-	EUNPROCESSABLE = "unprocessable" // well-formed, but fails its JSON Schema
+	EUNPROCESSABLE = "unprocessable"  // well-formed, but fails its JSON Schema
+	EQUOTA         = "quota_exceeded" // the tenant's quota (memories, bytes, sessions) is used up
+	ERATELIMITED   = "rate_limited"   // too many failed attempts from one client; retry later
 )
 
 // Error is the one error type of engram. Code is machine-readable, Message

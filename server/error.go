@@ -23,6 +23,8 @@ var codes = map[string]int{
 	engram.EINTERNAL:     http.StatusInternalServerError,
 
 	engram.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	engram.EQUOTA:         http.StatusForbidden,
+	engram.ERATELIMITED:   http.StatusTooManyRequests,
 }
 
 // writeError sends {"error":{"code","message"}}. Internal errors show a
