@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,42 +87,12 @@ type recallWriter struct {
 	done  chan struct{}
 }
 
-type claimedRecall struct {
-	row recallRow
-	at  time.Time
-}
-
-// claimLimbo is how long a claimed recall row may be missing from the
-// store before the writer writes it itself: longer than a feedback
-// transaction takes with its retries, so it only comes into play when the
-// claiming transaction failed for good.
-const claimLimbo = 10 * time.Second
-
 type recallBatch struct {
 	rows   []recallRow
 	access []accessRef
 	done   chan struct{} // closed once the rows are committed (or failed: err)
 	err    error
 }
-
-// accessRef is one memory a recall injected.
-type accessRef struct {
-	tenant, id string
-	at         time.Time
-}
-
-type accessKey struct{ tenant, id string }
-
-type accessCount struct {
-	n     int
-	last  time.Time // the newest recall that injected the memory
-	since time.Time // when the first of these accesses was queued
-}
-
-// staleAccess is how long an access count may wait for its row (locked
-// by others at every flush, or gone) before it is given up, with a
-// warning.
-const staleAccess = time.Minute
 
 func newRecallWriter(db *DB, o Options) *recallWriter {
 	interval, size, grace, every := o.RecallFlush, o.RecallBatch, o.RecallGrace, o.AccessFlush
@@ -177,22 +144,6 @@ func (w *recallWriter) add(row recallRow, items []recallItemRef) error {
 		w.signal()
 	}
 	return nil
-}
-
-func addAccess(counts map[accessKey]*accessCount, refs []accessRef) {
-	now := time.Now()
-	for _, a := range refs {
-		k := accessKey{a.tenant, a.id}
-		c := counts[k]
-		if c == nil {
-			c = &accessCount{since: now}
-			counts[k] = c
-		}
-		c.n++
-		if a.at.After(c.last) {
-			c.last = a.at
-		}
-	}
 }
 
 func (w *recallWriter) signal() {
@@ -294,222 +245,6 @@ func (w *recallWriter) commitRows(rows []recallRow) error {
 	})
 }
 
-// commitAccess adds the access counts to the memory rows in one
-// transaction and removes the counts it added from counts. Unless wait,
-// rows another transaction holds are skipped (their counts stay).
-func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool) error {
-	ids := make([]string, 0, len(counts))
-	for k := range counts {
-		ids = append(ids, k.id)
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	ctx := context.Background()
-	lock := w.db.dialect.forUpdateSkipLocked
-	if wait {
-		lock = w.db.dialect.forUpdate
-	}
-	var done []accessKey
-	err := w.db.retry(ctx, func() error {
-		done = done[:0]
-		return w.conn().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			locked := make([]accessKey, 0, len(counts))
-			if w.db.dialect.name() == "postgres" {
-				for chunk := range slices.Chunk(ids, 500) {
-					var rows []struct{ TenantID, ID string }
-					if err := lock(tx.Model(&memoryRow{}).Select("tenant_id, id").Where("id IN ?", chunk).Order("id")).
-						Find(&rows).Error; err != nil {
-						return fmt.Errorf("store: lock accessed memories: %w", err)
-					}
-					for _, r := range rows {
-						locked = append(locked, accessKey{r.TenantID, r.ID})
-					}
-				}
-			} else {
-				// SQLite's one writer holds every row: there is nothing to
-				// lock or pass over, and a memory gone since is no row to
-				// update.
-				for k := range counts {
-					locked = append(locked, k)
-				}
-			}
-			// One statement per tenant and count, whatever the times:
-			// grouped by time too, a second of counts would take a
-			// statement per recall. The group's newest time stands for
-			// all of its memories.
-			type group struct {
-				tenant string
-				n      int
-			}
-			type members struct {
-				ids  []string
-				last time.Time
-			}
-			groups := map[group]*members{}
-			for _, k := range locked {
-				if c := counts[k]; c != nil {
-					g := groups[group{k.tenant, c.n}]
-					if g == nil {
-						g = &members{}
-						groups[group{k.tenant, c.n}] = g
-					}
-					g.ids = append(g.ids, k.id)
-					if c.last.After(g.last) {
-						g.last = c.last
-					}
-					done = append(done, k)
-				}
-			}
-			for g, m := range groups {
-				for chunk := range slices.Chunk(m.ids, 500) {
-					if err := tx.Exec(`UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? WHERE id IN ? AND `+
-						w.db.dialect.unindexed("tenant_id")+` = ?`, g.n, m.last.UTC(), chunk, g.tenant).Error; err != nil {
-						return fmt.Errorf("store: count access: %w", err)
-					}
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range done {
-		delete(counts, k)
-	}
-	return nil
-}
-
-// claim returns the row of a recall of tenant still in the open batch,
-// for a transaction that needs the recall to write it itself
-// (insertRecall) rather than wait for the batch: the row leaves the batch,
-// which so never waits for that transaction. A recall claimed before is
-// returned again; one in a batch being committed is not claimed (await
-// waits for it).
-func (w *recallWriter) claim(tenant, id string) *recallRow {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c := w.claimed[id]; c != nil {
-		if c.row.TenantID != tenant {
-			return nil
-		}
-		row := c.row
-		return &row
-	}
-	b := w.byID[id]
-	if b == nil || b != w.open {
-		return nil
-	}
-	for i := range b.rows {
-		if b.rows[i].ID == id && b.rows[i].TenantID == tenant {
-			row := b.rows[i]
-			b.rows = slices.Delete(b.rows, i, i+1)
-			delete(w.byID, id)
-			w.claimed[id] = &claimedRecall{row: row, at: time.Now()}
-			return &row
-		}
-	}
-	return nil
-}
-
-// checkClaims forgets the claimed rows that are in the store and writes
-// those missing for longer than claimLimbo (all of them when final), so a
-// claiming transaction that failed for good loses no recall record. It
-// looks at most once a second unless final.
-func (w *recallWriter) checkClaims(final bool) {
-	now := time.Now()
-	if !final && now.Sub(w.claimsCheck) < time.Second {
-		return
-	}
-	w.claimsCheck = now
-	w.mu.Lock()
-	ids := make([]string, 0, len(w.claimed))
-	for id, c := range w.claimed {
-		if final || now.Sub(c.at) > time.Second {
-			ids = append(ids, id)
-		}
-	}
-	w.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	var found []string
-	for chunk := range slices.Chunk(ids, 500) {
-		var got []string
-		if err := w.conn().Model(&recallRow{}).Where("id IN ?", chunk).Pluck("id", &got).Error; err != nil {
-			w.log.Warn("claimed recalls not checked", "err", err)
-			return
-		}
-		found = append(found, got...)
-	}
-	w.mu.Lock()
-	for _, id := range found {
-		delete(w.claimed, id)
-	}
-	var missing []recallRow
-	for id, c := range w.claimed {
-		if final || now.Sub(c.at) > claimLimbo {
-			missing = append(missing, c.row)
-			delete(w.claimed, id)
-		}
-	}
-	w.mu.Unlock()
-	if len(missing) == 0 {
-		return
-	}
-	if err := w.commitRows(missing); err != nil {
-		w.log.Error("recall records lost", "recalls", len(missing), "err", err)
-	}
-}
-
-// insertRecall writes a claimed recall row inside tx, unless it is
-// there already.
-func insertRecall(tx *gorm.DB, row *recallRow) error {
-	if row == nil {
-		return nil
-	}
-	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
-		return fmt.Errorf("store: save recall: %w", err)
-	}
-	return nil
-}
-
-// readyRecall prepares a write that names a recall: a recall of this
-// process still queued is claimed (returned twice: for the write's
-// transaction to insert with insertRecall, and as the recall it names);
-// any other is waited for (awaitRecall) and returned as found, or nil. A
-// recall row never changes once written, so the write need not read it
-// again in its transaction; nil leaves the lookup (and its ENOTFOUND) to
-// the transaction.
-func (db *DB) readyRecall(ctx context.Context, tenant, id string) (claimed, found *recallRow, err error) {
-	if id == "" {
-		return nil, nil, nil
-	}
-	if row := db.recalls.claim(tenant, id); row != nil {
-		return row, row, nil
-	}
-	found, err = db.awaitRecall(ctx, tenant, id)
-	return nil, found, err
-}
-
-// await returns once the recall id is committed, if this process holds
-// it in a batch: that batch is committed at once.
-func (w *recallWriter) await(ctx context.Context, id string) error {
-	w.mu.Lock()
-	b := w.byID[id]
-	w.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	w.signal()
-	select {
-	case <-b.done:
-		return b.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // flushAll commits every queued recall and access count, waiting for
 // row locks, and returns once they are committed.
 func (w *recallWriter) flushAll(ctx context.Context) error {
@@ -547,105 +282,4 @@ func (w *recallWriter) close() {
 // process still holds, and waits for them.
 func (db *DB) FlushRecalls(ctx context.Context) error {
 	return db.recalls.flushAll(ctx)
-}
-
-// awaitRecall makes sure the recall id, if it exists, is in the store
-// before a transaction reads it, and returns it (nil when it is not found
-// or cannot carry a time): a recall of this process still in a batch is
-// committed at once; a recall id of another server that is not in the
-// store yet but was made less than the grace (Options.RecallGrace) ago is
-// waited for (its server commits it within its flush interval). Runs
-// outside any transaction: on SQLite the writer must stay free for the
-// batch. An id that never appears is left for the caller's lookup to
-// report.
-func (db *DB) awaitRecall(ctx context.Context, tenant, id string) (*recallRow, error) {
-	if err := db.recalls.await(ctx, id); err != nil {
-		return nil, err
-	}
-	made, ok := recallTime(id)
-	if !ok {
-		return nil, nil
-	}
-	// The id's clock is the wall clock of the server that made it; a
-	// clock far ahead is still waited for at most the grace from now.
-	grace := db.recalls.grace
-	deadline := min(made.Add(grace).UnixNano(), time.Now().Add(grace).UnixNano())
-	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		var rows []recallRow
-		if err := db.r.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenant, id).Limit(1).Find(&rows).Error; err != nil {
-			return nil, fmt.Errorf("store: find recall: %w", err)
-		}
-		if len(rows) == 1 {
-			return &rows[0], nil
-		}
-		if time.Now().UnixNano() >= deadline {
-			return nil, nil
-		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// newRecallID returns rec_ plus the wall-clock time in milliseconds (48
-// bits) and 80 random bits: a server that does not find a recall yet can
-// tell a fresh id (still in another server's batch) from an unknown one.
-func newRecallID() string {
-	b := make([]byte, 16)
-	binary.BigEndian.PutUint64(b, uint64(time.Now().UnixMilli())<<16)
-	if _, err := rand.Read(b[6:]); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return "rec_" + idEncoding.EncodeToString(b)
-}
-
-// recallTime reads the time out of an id made by newRecallID.
-func recallTime(id string) (time.Time, bool) {
-	s, ok := strings.CutPrefix(id, "rec_")
-	if !ok || len(s) != 26 {
-		return time.Time{}, false
-	}
-	b, err := idEncoding.DecodeString(s)
-	if err != nil || len(b) != 16 {
-		return time.Time{}, false
-	}
-	return time.UnixMilli(int64(binary.BigEndian.Uint64(b) >> 16)), true
-}
-
-// maxAttempts bounds the retries of a write transaction that lost a
-// deadlock or a serialization failure (PostgreSQL).
-const maxAttempts = 10
-
-// retry runs fn again after a deadlock or serialization failure
-// (PostgreSQL), up to maxAttempts times with a short random back-off: fn
-// must be a whole transaction (or one statement), rolled back on failure.
-func (db *DB) retry(ctx context.Context, fn func() error) error {
-	for attempt := 0; ; attempt++ {
-		err := fn()
-		if err == nil || !db.dialect.isTransient(err) || attempt >= maxAttempts {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-}
-
-// backoff sleeps a random time that grows with the attempt (2–4 ms, 4–8
-// ms, … up to 256–512 ms: about 2 s over maxAttempts), so transactions
-// that collided do not collide again in step, and a writer behind a
-// long queue of lock holders outlasts it.
-func backoff(ctx context.Context, attempt int) error {
-	var b [1]byte
-	_, _ = rand.Read(b[:])
-	d := 2 * time.Millisecond << min(attempt, 7)
-	d += time.Duration(int(b[0])) * d / 256
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
