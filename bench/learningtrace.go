@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/engram-memory/engram"
+)
+
+// LearningTrace is one line of a learning run's trace: a recall, its
+// items best first, and for a judged recall its thumb.
+type LearningTrace struct {
+	Run      string      `json:"run"`
+	Tenant   string      `json:"tenant"`
+	Phase    string      `json:"phase"` // before, train, after
+	Question int         `json:"question"`
+	Gold     []string    `json:"gold"`
+	Category int         `json:"category"`
+	Items    []TraceItem `json:"items"`
+	Up       *bool       `json:"up,omitempty"`
+	Rater    string      `json:"rater,omitempty"`
+	Held     *TraceItem  `json:"held,omitempty"`
+}
+
+// TraceItem is one recalled memory in a trace line.
+type TraceItem struct {
+	ID    string  `json:"id"`
+	Label string  `json:"label"`
+	Score float64 `json:"score"`
+	// Help is the helpfulness factor inside Score; Relevance, Reward and
+	// Confidence are three of the others (see engram.ScoreBreakdown).
+	Help       float64 `json:"help"`
+	Relevance  float64 `json:"relevance"`
+	Reward     float64 `json:"reward"`
+	Confidence float64 `json:"confidence"`
+	Tokens     int     `json:"tokens"`
+}
+
+// tracer writes a run's trace lines; a nil tracer writes nothing.
+type tracer struct {
+	enc      *json.Encoder
+	run      string
+	byMemory map[string]string
+}
+
+func (t *tracer) item(it engram.RecallItem) TraceItem {
+	b := it.Breakdown
+	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
+		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens}
+}
+
+func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {
+	if t == nil {
+		return nil
+	}
+	line := LearningTrace{Run: t.run, Tenant: tenant, Phase: phase, Question: i, Category: q.category, Up: up, Rater: rater}
+	for g := range q.gold {
+		line.Gold = append(line.Gold, g)
+	}
+	sort.Strings(line.Gold)
+	items := append([]engram.RecallItem(nil), rec.Items...)
+	sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
+	for _, it := range items {
+		line.Items = append(line.Items, t.item(it))
+	}
+	if rec.HeldBack != nil {
+		h := t.item(*rec.HeldBack)
+		line.Held = &h
+	}
+	return t.enc.Encode(line)
+}
