@@ -1,0 +1,183 @@
+package router
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/engram-memory/engram/analysis"
+)
+
+// compiledCue is a cue ready to match a normalised text.
+type compiledCue struct {
+	pattern string
+	weight  float64
+}
+
+type table[T any] []struct {
+	label T
+	cues  []compiledCue
+}
+
+var (
+	intentTable     = compileTable(intentRules)
+	modeTable       = compileTable(modeRules)
+	constraintTable = compileCues(constraintCues)
+	lexiconIndex    = compileLexicon(domainLexicon)
+	neutralTerms    = compileNeutral()
+)
+
+// compileNeutral collects the terms learnable skips.
+func compileNeutral() map[string]bool {
+	neutral := map[string]bool{}
+	var all []cue
+	for _, r := range intentRules {
+		all = append(all, r.cues...)
+	}
+	for _, r := range modeRules {
+		all = append(all, r.cues...)
+	}
+	all = append(all, cues(0, functionWords)...)
+	for _, c := range all {
+		for _, t := range analysis.Terms(strings.TrimSuffix(c.text, "*")) {
+			neutral[t] = true
+		}
+	}
+	return neutral
+}
+
+func compileTable[T any](rules []rule[T]) table[T] {
+	t := make(table[T], len(rules))
+	for i, r := range rules {
+		t[i].label, t[i].cues = r.label, compileCues(r.cues)
+	}
+	return t
+}
+
+// compileCues turns cues into substring patterns of a normalised text: an
+// English cue is padded with the spaces that make it match whole words
+// (only a leading one for a "*" prefix cue), a Chinese cue stays bare.
+func compileCues(cs []cue) []compiledCue {
+	out := make([]compiledCue, len(cs))
+	for i, c := range cs {
+		p := c.text
+		switch {
+		case strings.IndexFunc(p, isHan) >= 0:
+		case strings.HasSuffix(p, "*"):
+			p = " " + strings.TrimSuffix(p, "*")
+		default:
+			p = " " + p + " "
+		}
+		out[i] = compiledCue{pattern: p, weight: c.weight}
+	}
+	return out
+}
+
+// classify returns the label with the highest cue score, the earlier one on
+// a tie, or fallback when no cue matches.
+func classify[T any](text string, t table[T], fallback T) T {
+	best, label := 0.0, fallback
+	for _, rule := range t {
+		if s := score(text, rule.cues); s > best {
+			best, label = s, rule.label
+		}
+	}
+	return label
+}
+
+func score(text string, cs []compiledCue) float64 {
+	var s float64
+	for _, c := range cs {
+		if strings.Contains(text, c.pattern) {
+			s += c.weight
+		}
+	}
+	return s
+}
+
+// lexEntry is one lexicon keyword as the run of terms it analyses to.
+type lexEntry struct {
+	domain string
+	id     int
+	terms  []string
+	weight float64
+}
+
+// compileLexicon indexes the lexicon entries by their first term.
+func compileLexicon(lex map[string][]cue) map[string][]lexEntry {
+	index := map[string][]lexEntry{}
+	id := 0
+	for domain, cs := range lex {
+		for _, c := range cs {
+			terms := analysis.Terms(c.text)
+			if len(terms) == 0 {
+				continue
+			}
+			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, terms: terms, weight: c.weight})
+			id++
+		}
+	}
+	return index
+}
+
+// lexiconEvidence sums, per domain, the weights of the lexicon entries
+// found in terms; an entry counts once however often it occurs.
+func lexiconEvidence(terms []string) map[string]float64 {
+	evidence := map[string]float64{}
+	seen := map[int]bool{}
+	for i, t := range terms {
+		for _, e := range lexiconIndex[t] {
+			if !seen[e.id] && i+len(e.terms) <= len(terms) && slices.Equal(terms[i:i+len(e.terms)], e.terms) {
+				seen[e.id] = true
+				evidence[e.domain] += e.weight
+			}
+		}
+	}
+	return evidence
+}
+
+// normalize prepares a query for cue matching: lower case, full-width ASCII
+// folded, apostrophes dropped ("don't" → "dont"), every other non-letter a
+// single space, a space between Han and other letters, and a space at both
+// ends so that " cue " matches whole words.
+func normalize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte(' ')
+	space, han := true, false
+	for _, r := range s {
+		if r >= 0xFF01 && r <= 0xFF5E {
+			r -= 0xFEE0
+		}
+		switch {
+		case r == '\'' || r == '’':
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			h := isHan(r)
+			if !space && h != han {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			space, han = false, h
+		case !space:
+			b.WriteByte(' ')
+			space = true
+		}
+	}
+	if !space {
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
+
+// truncate returns the first n runes of s.
+func truncate(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
