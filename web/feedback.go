@@ -1,0 +1,127 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram"
+)
+
+type feedbackData struct {
+	Items []*engram.FeedbackRecord
+	Next  string
+}
+
+func (c *Console) handleFeedback(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	p := c.newPage(r, s, "feedback")
+	var before int64
+	if v := r.URL.Query().Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			c.renderError(w, r, s, engram.Errorf(engram.EINVALID, "before must be a positive number"))
+			return
+		}
+		before = n
+	}
+	const limit = 50
+	items, err := c.cfg.Insights.FindFeedback(r.Context(), before, limit)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	d := feedbackData{Items: items}
+	if len(items) == limit {
+		d.Next = fmt.Sprintf("/console/feedback?before=%d", items[len(items)-1].Seq)
+	}
+	p.Data = d
+	c.render(w, http.StatusOK, "feedback", p)
+}
+
+// pairPreview is how many lines of each format the pairs page shows.
+const pairPreview = 5
+
+type pairsData struct {
+	Format  string
+	Formats []string
+	Lines   []string
+	More    bool
+	// Pairs are the previewed pairs' provenance (paired formats only).
+	Pairs []*engram.Pair
+}
+
+func (c *Console) handlePairs(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	p := c.newPage(r, s, "pairs")
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = Formats[0]
+	}
+	if !slices.Contains(Formats, format) {
+		c.renderError(w, r, s, engram.Errorf(engram.EINVALID, "format must be one of %s", strings.Join(Formats, ", ")))
+		return
+	}
+	var buf bytes.Buffer
+	n, err := c.export(r, &buf, format, pairPreview+1)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	d := pairsData{Format: format, Formats: Formats, More: n > pairPreview}
+	if format != "trl-unpaired" && c.cfg.Pairs != nil {
+		if _, err := c.cfg.Pairs.EachPair(r.Context(), engram.PairFilter{Limit: pairPreview}, func(p *engram.Pair) error {
+			d.Pairs = append(d.Pairs, p)
+			return nil
+		}); err != nil {
+			c.renderError(w, r, s, err)
+			return
+		}
+	}
+	for i, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if line == "" || i >= pairPreview {
+			continue
+		}
+		d.Lines = append(d.Lines, prettyJSON([]byte(line)))
+	}
+	p.Data = d
+	c.render(w, http.StatusOK, "pairs", p)
+}
+
+// export writes up to limit records (0: all) of format and counts them.
+func (c *Console) export(r *http.Request, w interface{ Write([]byte) (int, error) }, format string, limit int) (int, error) {
+	if c.cfg.Export == nil || c.cfg.Pairs == nil {
+		return 0, nil
+	}
+	enc, paired, err := c.cfg.Export(w, format)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	f := engram.PairFilter{Limit: limit}
+	if paired {
+		_, err = c.cfg.Pairs.EachPair(r.Context(), f, func(p *engram.Pair) error { n++; return enc.Pair(p) })
+	} else {
+		_, err = c.cfg.Pairs.EachUnpaired(r.Context(), f, func(u *engram.Unpaired) error { n++; return enc.Unpaired(u) })
+	}
+	return n, err
+}
+
+func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	format := r.URL.Query().Get("format")
+	if !slices.Contains(Formats, format) {
+		c.renderError(w, r, s, engram.Errorf(engram.EINVALID, "format must be one of %s", strings.Join(Formats, ", ")))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="engram-%s-%s.jsonl"`, s.Tenant, format))
+	w.Header().Set("Cache-Control", "no-store")
+	if _, err := c.export(r, w, format, 0); err != nil {
+		// The status is sent; the log has the reason and the file ends short.
+		c.cfg.Logger.Error("console pair download", "format", format, "err", err)
+	}
+}

@@ -1,0 +1,186 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/engram-memory/engram"
+)
+
+type memoriesData struct {
+	Q, Category, Tag, KeyPrefix string
+	NeedsRevision               bool
+	Categories                  []string
+	Items                       []*engram.Memory
+	Next                        string // URL of the next page, or ""
+	Filtered                    bool
+	Error                       string
+}
+
+func (c *Console) handleMemories(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	p := c.newPage(r, s, "memories")
+	q := r.URL.Query()
+	d := memoriesData{Q: strings.TrimSpace(q.Get("q")), Category: q.Get("category"), Tag: strings.TrimSpace(q.Get("tag")),
+		KeyPrefix: strings.TrimSpace(q.Get("key_prefix")), NeedsRevision: q.Get("needs_revision") == "true",
+		Categories: c.cfg.Categories}
+	f := engram.MemoryFilter{Limit: 25, Cursor: q.Get("cursor")}
+	if d.Q != "" {
+		f.Query = &d.Q
+	}
+	if d.Category != "" {
+		f.Category = &d.Category
+	}
+	if d.Tag != "" {
+		f.Tag = &d.Tag
+	}
+	if d.KeyPrefix != "" {
+		f.KeyPrefix = &d.KeyPrefix
+	}
+	if d.NeedsRevision {
+		f.NeedsRevision = &d.NeedsRevision
+	}
+	d.Filtered = f.Query != nil || f.Category != nil || f.Tag != nil || f.KeyPrefix != nil || f.NeedsRevision != nil
+	page, err := c.cfg.Memories.FindMemories(r.Context(), f)
+	status := http.StatusOK
+	switch {
+	case engram.ErrorCode(err) == engram.EINVALID:
+		status, d.Error = http.StatusBadRequest, engram.ErrorMessage(err)
+	case err != nil:
+		c.renderError(w, r, s, err)
+		return
+	default:
+		d.Items = page.Items
+		if page.NextCursor != "" {
+			next := r.URL.Query()
+			next.Set("cursor", page.NextCursor)
+			d.Next = "/console/memories?" + next.Encode()
+		}
+	}
+	p.Data = d
+	c.render(w, status, "memories", p)
+}
+
+// change is one field an event changed, for the history table.
+type change struct {
+	Field, Before, After string
+}
+
+type eventView struct {
+	*engram.MemoryEvent
+	Changes []change
+}
+
+type memoryData struct {
+	M         *engram.Memory
+	Score     *engram.ScoreBreakdown
+	Events    []eventView
+	CitedBy   []*engram.Reflection
+	From      string // the reflection the visitor came from
+	Rolled    string
+	HasData   bool
+	HasSource bool
+}
+
+func (c *Console) handleMemory(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	p := c.newPage(r, s, "memories")
+	ctx := r.Context()
+	m, err := c.cfg.Memories.FindMemoryByID(ctx, r.PathValue("id"))
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	events, err := c.cfg.Memories.FindMemoryEvents(ctx, m.ID)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	cited, err := c.cfg.Insights.FindReflectionsCiting(ctx, m.ID)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	d := memoryData{M: m, CitedBy: cited, Rolled: r.URL.Query().Get("rolled"),
+		HasData: len(m.Data) > 0 && string(m.Data) != "null", HasSource: len(m.Source) > 0 && string(m.Source) != "null"}
+	if from := r.URL.Query().Get("from"); plainID.MatchString(from) {
+		d.From = from
+	}
+	if c.cfg.Scorer != nil {
+		b := c.cfg.Scorer.Score(m, 1)
+		d.Score = &b
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		d.Events = append(d.Events, eventView{MemoryEvent: events[i], Changes: diff(events[i].Before, events[i].After)})
+	}
+	p.Title = clip(firstLine(m.Content), 60)
+	p.Data = d
+	c.render(w, http.StatusOK, "memory", p)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// diff lists the fields an event changed that a person reads.
+func diff(before, after *engram.Memory) []change {
+	if after == nil {
+		return nil
+	}
+	created := before == nil
+	if created {
+		before = &engram.Memory{}
+	}
+	var out []change
+	add := func(field, b, a string) {
+		if a != b {
+			out = append(out, change{Field: field, Before: clip(b, 200), After: clip(a, 200)})
+		}
+	}
+	if created {
+		add("content", "", after.Content)
+		add("summary", "", after.Summary)
+		add("category", "", after.Category)
+		add("tags", "", strings.Join(after.Tags, ", "))
+		add("data", "", string(after.Data))
+		return out
+	}
+	add("content", before.Content, after.Content)
+	add("summary", before.Summary, after.Summary)
+	add("category", before.Category, after.Category)
+	add("tags", strings.Join(before.Tags, ", "), strings.Join(after.Tags, ", "))
+	add("data", string(before.Data), string(after.Data))
+	add("valid", strconv.FormatBool(before.Valid), strconv.FormatBool(after.Valid))
+	add("reward", fmt.Sprintf("%.3f", before.Reward), fmt.Sprintf("%.3f", after.Reward))
+	add("confidence", fmt.Sprintf("%.3f", before.Confidence), fmt.Sprintf("%.3f", after.Confidence))
+	add("votes", fmt.Sprintf("↑%d ↓%d", before.UpCount, before.DownCount), fmt.Sprintf("↑%d ↓%d", after.UpCount, after.DownCount))
+	add("needs_revision", strconv.FormatBool(before.NeedsRevision), strconv.FormatBool(after.NeedsRevision))
+	return out
+}
+
+// handleRollback restores a version, only if nobody changed the memory
+// since the page was drawn (the form carries the version it showed).
+func (c *Console) handleRollback(w http.ResponseWriter, r *http.Request) {
+	s := sessionOf(r)
+	id := r.PathValue("id")
+	version, err := strconv.ParseInt(r.PostFormValue("version"), 10, 64)
+	if err != nil || version < 1 {
+		c.renderError(w, r, s, engram.Errorf(engram.EINVALID, "version must be a positive number"))
+		return
+	}
+	var expect *int64
+	if cur, err := strconv.ParseInt(r.PostFormValue("current"), 10, 64); err == nil {
+		expect = &cur
+	}
+	m, err := c.cfg.Memories.RollbackMemory(r.Context(), id, version, expect)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/console/memories/%s?rolled=%d", m.ID, version), http.StatusSeeOther)
+}
