@@ -16,7 +16,10 @@ import (
 var migrationFS embed.FS
 
 // migrations returns the dialect's migration files in order. Names are
-// NNNN_description.sql; the list is append-only.
+// NNNN_description.sql; the list is append-only, a file is never edited
+// once merged, and a gap in the numbering (0014) is never filled:
+// migrations/README.md gives the rules and the history of the gap, and
+// migrate_test.go checks them.
 func migrations(d dialect) ([]string, error) {
 	dir := "migrations/" + d.name()
 	entries, err := fs.ReadDir(migrationFS, dir)
