@@ -12,30 +12,35 @@ import (
 	"github.com/engram-memory/engram/analysis"
 )
 
-// FeedbackStore is what feedback needs from the store.
+// FeedbackStore is what feedback needs from the store. RunFeedback runs
+// one feedback's workflow in a write transaction of the tenant in ctx and
+// returns its answer once committed: the workflow (see Feedback) decides,
+// through the transaction-level steps of engram.FeedbackTx; the store
+// keeps them atomic, and may run the workflow again after a lost race.
+// recallID is the recall the feedback names directly, if any, which the
+// store makes ready first (a recall still queued for writing, say).
 type FeedbackStore interface {
 	CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error)
-	SubmitFeedback(ctx context.Context, in engram.FeedbackInput, policy engram.FeedbackPolicy) (*engram.FeedbackResult, error)
+	RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 	MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error)
 }
 
-// Feedback implements engram.FeedbackService: it validates, and credits
-// memories by DESIGN §4 through the store.
+// Feedback implements engram.FeedbackService: it validates, and runs the
+// feedback workflow of DESIGN §4 (see workflow) in the store's
+// transaction. Every decision of that workflow is made here, in learning:
+// the store only reads, writes and keeps the writes atomic.
 type Feedback struct {
 	FeedbackStore
 	scorer *Scorer
 	cfg    engram.FeedbackConfig
 }
 
-var (
-	_ engram.FeedbackService = (*Feedback)(nil)
-	_ engram.FeedbackPolicy  = (*Feedback)(nil)
-)
+var _ engram.FeedbackService = (*Feedback)(nil)
 
-// Shares implements engram.FeedbackPolicy: each injected memory's share of
-// a feedback is its score over the recall's best, discounted by its rank
+// Shares returns each injected memory's share of a feedback on a recall,
+// in (0, 1], from the scores the recall gave them (id → score): its score over the recall's best, discounted by its rank
 // as its credit from a good answer is, 1 / (1 + rank / positionHalf), where
 // rank counts the items scored strictly higher (ties share a rank). The
 // memory that drove the answer takes the full signal; one injected below
@@ -64,7 +69,8 @@ func (f *Feedback) Shares(scores map[string]float64) map[string]float64 {
 	return w
 }
 
-// Vote implements engram.FeedbackPolicy: a memory or reflection that
+// Vote is what a non-zero signal counts on an injected memory or
+// reflection, by its share: +1, −1, or 0. A memory or reflection that
 // carried the whole answer counts a vote: the best-scored of the recall
 // (ties included). A memory's share comes scaled by its rater's weight
 // (see Credit), so only a rater in good standing (weight 1: agreeing with
@@ -89,11 +95,14 @@ func (f *Feedback) Vote(signal, share float64) int {
 // −0.0005 over seeds 1 and 11–19.
 const voteShare = 1.0
 
-// RaterLimit implements engram.FeedbackPolicy: feedback.rater_cap per
-// feedback.rater_window.
+// RaterLimit is how many feedbacks of one rater may move one memory
+// within the window (feedback.rater_cap per feedback.rater_window); later
+// ones are recorded but not applied.
 func (f *Feedback) RaterLimit() (int, time.Duration) { return f.cfg.RaterCap, f.cfg.RaterWindow }
 
-// Pair implements engram.FeedbackPolicy: two answers whose signals differ
+// Pair says whether two judged answers to one prompt make a preference
+// pair, of which kind and with what margin (the answer with the higher
+// signal is the chosen one): two answers whose signals differ
 // by at least 1 make a pair — a rating pair when both are ratings (two
 // stars or more apart), a regeneration pair when either is a thumb (up
 // against down, or a thumb against a rating). The margin is the difference.
@@ -109,7 +118,8 @@ func (f *Feedback) Pair(a, b engram.Judgement) (string, float64, bool) {
 	}
 }
 
-// CorrectionMargin implements engram.FeedbackPolicy: a correction beats
+// CorrectionMargin is the margin of the pair a user's correction makes
+// with the answer judged by signal: a correction beats
 // the answer it corrects by 1, and by more the worse that answer was
 // judged (1 − min(signal, 0): 2 for a thumb down).
 func (f *Feedback) CorrectionMargin(signal float64) float64 { return 1 - math.Min(signal, 0) }
@@ -196,10 +206,10 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	// rater name per vote still moves a memory at most RaterCap times per
 	// rater it names, and every name it uses is recorded as its own.
 	in.Rater = engram.ActorFromContext(ctx).KeyID + "/" + in.Rater
-	return f.FeedbackStore.SubmitFeedback(ctx, in, f)
+	return f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
 }
 
-// Credit implements engram.FeedbackPolicy. It moves one memory by a signal s in [-1, 1] with weight w, its
+// Credit moves one memory by a signal s in [-1, 1] with weight w, its
 // share of the answer (DESIGN §4): confidence a step towards 1 (positive)
 // or 0 (negative) and the reward's moving average, both scaled by w. The
 // memory that carried the whole answer (see Vote) also counts a vote up
@@ -318,7 +328,8 @@ const (
 	impactMin = 3
 )
 
-// RaterWeight implements engram.FeedbackPolicy: the posterior mean of the
+// RaterWeight is how much a rater of reputation r counts, in [0, 1],
+// scaling every credit and all evidence of its votes: the posterior mean of the
 // rater's agreement, Beta(repPrior, repPrior) before any vote, over the
 // prior mean, capped at 1. A rater whose votes agree with the others'
 // evidence as often as not counts fully; one that keeps contradicting it
@@ -337,7 +348,9 @@ func (f *Feedback) RaterWeight(r engram.Reputation) float64 {
 	return w
 }
 
-// Evidence implements engram.FeedbackPolicy. A bad answer is evidence,
+// Evidence is what one non-zero signal of full rater weight adds to the
+// helpfulness evidence of the memories a recall injected (judged, best
+// scored first) and to their origins'. A bad answer is evidence,
 // in full, against every memory it injected: none of them answered, at
 // whatever rank. A good one is credited to them in proportion to how
 // helpful each has been so far (its estimated good-rate; n memories share
@@ -379,7 +392,10 @@ func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evi
 	return out
 }
 
-// Agreement implements engram.FeedbackPolicy. The others' consensus on the
+// Agreement says how far a rater's signal agrees (> 0) or disagrees (< 0)
+// with what other raters' evidence and users' corrections say of the
+// memories it judges (best ranked first), 0 when nothing is known. The
+// others' consensus on the
 // judged memories is the mean, weighted by evidence and rank, of each
 // memory's shrunk good-rate minus the tenant's base rate; a memory a
 // user's correction superseded counts as judged bad with helpPrior
@@ -491,7 +507,9 @@ const subjectOverlap = 0.5
 // (its content) and from the corrected prompt (its context).
 const maxKnowledgeChars = 4000
 
-// Correction implements engram.FeedbackPolicy. The correction becomes an
+// Correction turns a user's correction of an answer into a new L2 memory
+// (nil for none) and names the memories the answer rested on that it
+// supersedes. The correction becomes an
 // L2 memory of type "correction" whose source names the feedback and the
 // interaction, whose context is the corrected prompt (searched, never
 // injected, so the same question finds it), in the category of the
