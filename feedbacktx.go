@@ -19,11 +19,12 @@ import (
 // value a method writes is one the workflow computed, or a count it asked
 // for; no method applies a rule of its own.
 //
-// A FeedbackTx is valid only inside the function given to
-// FeedbackStore.RunFeedback, and is not safe for concurrent use. Its
-// statements run in the transaction the store runs the feedback in, which
-// may hold other feedbacks of the tenant (see RunFeedback); the reads see
-// what those earlier in it wrote, as if they had committed first.
+// The store runs a feedback's workflow (a FeedbackFunc) in one write
+// transaction and hands it a FeedbackTx, valid only inside that call and
+// not safe for concurrent use. The transaction may hold other feedbacks of
+// the tenant, each in its own savepoint: the reads see what those earlier
+// in it wrote, as if they had committed first, and a workflow that lost a
+// race is run again from its start, so it keeps no state between runs.
 type FeedbackTx interface {
 	// FeedbackID is the id the feedback will be stored under.
 	FeedbackID() string

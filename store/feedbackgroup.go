@@ -26,7 +26,9 @@ const maxGroup = 32
 // waited (up to maxGroup) into one write transaction. A lone feedback is
 // written at once, as before, so grouping adds no wait.
 //
-// In a group each feedback runs in its own savepoint, in arrival order,
+// A member is a feedback's workflow (see RunFeedback); the store runs it
+// with a feedbackTx over the group's transaction and decides nothing of
+// it. In a group each feedback runs in its own savepoint, in arrival order,
 // and sees its predecessors' writes as if they had committed before it:
 // its idempotency key, the rater's cap and the judged memories are read
 // in the shared transaction, and the rows every feedback adds to (the

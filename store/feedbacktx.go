@@ -156,9 +156,9 @@ func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Me
 	return out, nil
 }
 
-// CountCredits implements engram.FeedbackTx in one statement. It runs
-// under the memories' row locks, so concurrent votes of one rater see
-// each other.
+// CountCredits implements engram.FeedbackTx in one statement. Counted
+// after LockMemories, under the memories' row locks, concurrent votes of
+// one rater see each other and the cap holds.
 func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string, since time.Time) (map[string]int64, error) {
 	var counts []struct {
 		MemoryID string

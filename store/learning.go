@@ -13,8 +13,9 @@ import (
 )
 
 // helpRow is one memory's helpfulness evidence (memory_help); the row of
-// memory id "" holds the tenant's totals. Feedback only ever adds to it
-// (see addHelp), so concurrent feedbacks never lose each other's evidence.
+// memory id engram.AnswersKey ("") holds the tenant's judged answers.
+// Feedback only ever adds to it (see groupLearning.write), so concurrent
+// feedbacks never lose each other's evidence.
 type helpRow struct {
 	TenantID   string
 	MemoryID   string
@@ -49,14 +50,11 @@ type reputationRow struct {
 
 func (reputationRow) TableName() string { return "rater_reputation" }
 
-// baseMemory is the memory id of a tenant's totals in memory_help.
-const baseMemory = ""
-
 // loadHelp returns the evidence rows of keys (memory ids and origin keys)
 // and the tenant's totals of judged answers and of all memories, with
 // what pending (a group's feedbacks not yet written, or nil) adds to them.
 func loadHelp(g *gorm.DB, tenant string, keys []string, pending map[string]*helpRow) (map[string]engram.Helpfulness, error) {
-	keys = append([]string{baseMemory, engram.AllOrigins}, keys...)
+	keys = append([]string{engram.AnswersKey, engram.AllOrigins}, keys...)
 	var rows []helpRow
 	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, keys).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: helpfulness: %w", err)
@@ -120,7 +118,7 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 	out := make(map[string]engram.HelpEvidence, len(mems))
 	for i, m := range mems {
 		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
-			Answers: rows[baseMemory]}
+			Answers: rows[engram.AnswersKey]}
 	}
 	return out, nil
 }
