@@ -174,50 +174,6 @@ type Judgement struct {
 	Rating bool    // a 1–5 rating rather than a thumb
 }
 
-// FeedbackPolicy is what a feedback does to memories and which answers
-// make a preference pair. The learning package states it; the store
-// applies it inside the feedback's transaction, so that a credit, its cap
-// and the pairs it completes commit together or not at all.
-type FeedbackPolicy interface {
-	// Shares returns each injected memory's share of a feedback on a
-	// recall, in (0, 1], from the scores the recall gave them (id → score).
-	Shares(scores map[string]float64) map[string]float64
-	// Credit moves m by a non-zero signal, scaled by its share; query is
-	// the recall's query ("" for feedback on the memory itself); answers
-	// is the tenant's judged answers so far, the base its votes are read
-	// against.
-	Credit(m *Memory, signal, share float64, query string, answers Helpfulness)
-	// Vote is what a non-zero signal counts on an injected reflection, by
-	// its share: +1, −1, or 0 when the share is too small to count.
-	Vote(signal, share float64) int
-	// RaterLimit is how many feedbacks of one rater may move one memory
-	// within window; later ones are recorded but not applied.
-	RaterLimit() (limit int, window time.Duration)
-	// Pair says whether two judged answers to one prompt make a pair, of
-	// which kind (PairRegeneration, PairRating) and with what margin; the
-	// answer with the higher signal is the chosen one.
-	Pair(a, b Judgement) (kind string, margin float64, ok bool)
-	// CorrectionMargin is the margin of the pair a user's correction makes
-	// with the answer judged by signal.
-	CorrectionMargin(signal float64) float64
-	// RaterWeight is how much a rater of reputation r counts, in [0, 1]:
-	// the store scales every credit and all evidence of its votes by it.
-	RaterWeight(r Reputation) float64
-	// Evidence is what one non-zero signal of full rater weight adds to
-	// the helpfulness evidence of the memories a recall injected (judged,
-	// best-scored first) and to their origins'.
-	Evidence(signal float64, judged []Judged) []Evidence
-	// Agreement says how far a rater's signal agrees (> 0) or disagrees
-	// (< 0) with what other raters' evidence and users' corrections say
-	// of the memories it judges (best ranked first); 0 when nothing is
-	// known.
-	Agreement(signal float64, judged []Judged) float64
-	// Correction turns a user's correction of an answer into a new L2
-	// memory (nil for none) and names the memories the answer rested on
-	// that it supersedes: those about the same subject.
-	Correction(correction string, in *Interaction, feedbackID, category string, rested []Rested) (*Memory, []string)
-}
-
 // Knowledge is the L2 memory a user's correction became, and the
 // memories of the corrected answer it superseded (now needs_revision,
 // with superseded_by naming it).

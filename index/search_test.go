@@ -327,8 +327,8 @@ func TestConcurrentSearchesAndWrites(t *testing.T) {
 	}
 }
 
-// creditor posts feedback on recalls of the memories through the store,
-// with the learning package's policy.
+// creditor posts feedback on recalls of the memories through the
+// learning package's feedback service.
 type creditor struct {
 	db     *store.DB
 	policy *learning.Feedback
@@ -353,7 +353,7 @@ func (c *creditor) credit(t *testing.T, ctx context.Context, thumb string, ms ..
 	if err := c.db.SaveRecall(ctx, r, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.db.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: r.ID, Thumb: thumb, Rater: fmt.Sprint("r", c.n)}, c.policy); err != nil {
+	if _, err := c.policy.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: r.ID, Thumb: thumb, Rater: fmt.Sprint("r", c.n)}); err != nil {
 		t.Fatal(err)
 	}
 }

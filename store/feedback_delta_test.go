@@ -147,20 +147,18 @@ func feedHead(t *testing.T, f *fbFixture) int64 {
 	return head
 }
 
-// failingPolicy is the feedback policy with a crash in the middle of a
-// credit: the context is cancelled once the first memory is credited, so
-// the transaction's next statement fails.
-type failingPolicy struct {
-	engram.FeedbackPolicy
-	cancel  context.CancelFunc
-	credits int
+// failingTx is a feedback's transaction with a crash in the middle of
+// its credits: the request is given up once the first memories are
+// written, so the feedback fails.
+type failingTx struct {
+	engram.FeedbackTx
+	cancel context.CancelFunc
 }
 
-func (p *failingPolicy) Credit(m *engram.Memory, s, w float64, q string, answers engram.Helpfulness) {
-	p.FeedbackPolicy.Credit(m, s, w, q, answers)
-	if p.credits++; p.credits == 1 {
-		p.cancel()
-	}
+func (t failingTx) WriteCredits(ctx context.Context, w engram.CreditWrite) error {
+	err := t.FeedbackTx.WriteCredits(ctx, w)
+	t.cancel()
+	return err
 }
 
 // TestFeedbackCrashLeavesNothing: a feedback that fails half-way through
@@ -173,10 +171,11 @@ func TestFeedbackCrashLeavesNothing(t *testing.T) {
 		b := f.memory(t, f.ctx, "The boat is moored in Kiel harbour", "life")
 		rec := f.recallFor(t, "boat", a, b)
 		head := feedHead(t, f)
-		in := engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbUp, Rater: "k_test/r", IdempotencyKey: "once"}
+		in := engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbUp, Rater: "r", IdempotencyKey: "once"}
 		ctx, cancel := context.WithCancel(f.ctx)
 		defer cancel()
-		if _, err := f.db.SubmitFeedback(ctx, in, &failingPolicy{FeedbackPolicy: f.svc, cancel: cancel}); !errors.Is(err, context.Canceled) {
+		failing := f.workflow(t, ctx, in, func(tx engram.FeedbackTx) engram.FeedbackTx { return failingTx{tx, cancel} })
+		if _, err := f.run(failing); !errors.Is(err, context.Canceled) {
 			t.Fatalf("feedback cancelled mid-way: %v", err)
 		}
 		for _, m := range []*engram.Memory{a, b} {
@@ -199,7 +198,7 @@ func TestFeedbackCrashLeavesNothing(t *testing.T) {
 		if reps, err := f.db.FindReputations(f.ctx, 10); err != nil || len(reps) != 0 {
 			t.Errorf("reputations after a failed feedback: %+v (%v)", reps, err)
 		}
-		res, err := f.db.SubmitFeedback(f.ctx, in, f.svc)
+		res, err := f.svc.SubmitFeedback(f.ctx, in)
 		if err != nil || res.Replayed || len(res.Credited) != 2 {
 			t.Fatalf("the same feedback again: %+v, %v", res, err)
 		}

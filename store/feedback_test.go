@@ -43,11 +43,12 @@ func (c *fbClock) set(t time.Time) {
 // fbFixture is a store of one engine with the feedback service wired as
 // cmd/engram's NewServices does, and a tenant to act for.
 type fbFixture struct {
-	db    *store.DB
-	svc   *learning.Feedback
-	cfg   engram.FeedbackConfig
-	clock *fbClock
-	ctx   context.Context
+	db     *store.DB
+	svc    *learning.Feedback
+	scorer *learning.Scorer
+	cfg    engram.FeedbackConfig
+	clock  *fbClock
+	ctx    context.Context
 }
 
 func newFBFixture(t *testing.T, engine string) *fbFixture {
@@ -64,9 +65,44 @@ func newFBFixture(t *testing.T, engine string) *fbFixture {
 	// The store keeps learned queries as part of a credit (its delta and
 	// history), so its tests have memories learn them.
 	cfg.LearnQueries = true
-	f := &fbFixture{db: db, svc: learning.NewFeedback(db, learning.NewScorer(scoring, time.Now), cfg), cfg: cfg, clock: clock}
+	scorer := learning.NewScorer(scoring, time.Now)
+	f := &fbFixture{db: db, svc: learning.NewFeedback(db, scorer, cfg), scorer: scorer, cfg: cfg, clock: clock}
 	f.ctx = f.tenant(t, "alpha")
 	return f
+}
+
+// captured is the store with RunFeedback recording the workflow it is
+// given instead of running it.
+type captured struct {
+	*store.DB
+	got store.GroupFeedback
+}
+
+func (c *captured) RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error) {
+	c.got = store.GroupFeedback{Ctx: ctx, RecallID: recallID, Fn: fn}
+	return &engram.FeedbackResult{}, nil
+}
+
+// workflow returns what the feedback service gives the store to run for
+// in (its context, recall and workflow), each run's transaction wrapped
+// by wrap (nil: as it is).
+func (f *fbFixture) workflow(t *testing.T, ctx context.Context, in engram.FeedbackInput, wrap func(engram.FeedbackTx) engram.FeedbackTx) store.GroupFeedback {
+	t.Helper()
+	c := &captured{DB: f.db}
+	if _, err := learning.NewFeedback(c, f.scorer, f.cfg).SubmitFeedback(ctx, in); err != nil {
+		t.Fatalf("feedback %+v: %v", in, err)
+	}
+	if fn := c.got.Fn; wrap != nil {
+		c.got.Fn = func(ctx context.Context, tx engram.FeedbackTx) (*engram.FeedbackResult, error) {
+			return fn(ctx, wrap(tx))
+		}
+	}
+	return c.got
+}
+
+// run runs g as the store runs a feedback's workflow.
+func (f *fbFixture) run(g store.GroupFeedback) (*engram.FeedbackResult, error) {
+	return f.db.RunFeedback(g.Ctx, g.RecallID, g.Fn)
 }
 
 // tenant returns a context acting for tenant name through API key "k_test".

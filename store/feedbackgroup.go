@@ -26,7 +26,9 @@ const maxGroup = 32
 // waited (up to maxGroup) into one write transaction. A lone feedback is
 // written at once, as before, so grouping adds no wait.
 //
-// In a group each feedback runs in its own savepoint, in arrival order,
+// A member is a feedback's workflow (see RunFeedback); the store runs it
+// with a feedbackTx over the group's transaction and decides nothing of
+// it. In a group each feedback runs in its own savepoint, in arrival order,
 // and sees its predecessors' writes as if they had committed before it:
 // its idempotency key, the rater's cap and the judged memories are read
 // in the shared transaction, and the rows every feedback adds to (the
@@ -55,12 +57,12 @@ type feedbackGroups struct {
 
 // feedbackMember is one feedback waiting for, or in, a group.
 type feedbackMember struct {
-	ctx     context.Context
-	in      engram.FeedbackInput
-	policy  engram.FeedbackPolicy
-	claimed *recallRow // a recall claimed from the recall writer, to insert
-	recall  *recallRow // the recall in.RecallID names, when known
-	attempt int
+	ctx      context.Context
+	recallID string              // the recall the feedback names, if any
+	fn       engram.FeedbackFunc // the feedback's workflow
+	claimed  *recallRow          // a recall claimed from the recall writer, to insert
+	recall   *recallRow          // the recall recallID names, when known
+	attempt  int
 
 	res  *engram.FeedbackResult
 	err  error
@@ -214,7 +216,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 					return err
 				}
 			}
-			res, l, err := db.applyFeedback(mctx, tx, tenant, m, g)
+			res, own, err := db.applyFeedback(mctx, tx, tenant, m, g)
 			if err == nil {
 				// A request given up while its feedback was written gets
 				// nothing written. Its statements ran without its context:
@@ -233,9 +235,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 			} else {
 				m.res = res
 				events = append(events, p.rows...)
-				if l != nil {
-					g.add(l)
-				}
+				g.merge(own)
 			}
 			if !alone {
 				if err := tx.Exec("RELEASE SAVEPOINT feedback").Error; err != nil {
@@ -253,12 +253,20 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 	})
 }
 
-// applyFeedback writes one member's feedback in its group's transaction.
-func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning) (*engram.FeedbackResult, *learningTx, error) {
+// applyFeedback runs one member's workflow in its group's transaction,
+// after the recall it claimed, if any: g is what the group's earlier
+// feedbacks added to helpfulness and reputation; what this one adds is
+// returned, for the group to take once it succeeded.
+func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning) (*engram.FeedbackResult, *groupLearning, error) {
 	if err := insertRecall(tx, m.claimed); err != nil {
 		return nil, nil, err
 	}
-	return db.submitFeedback(ctx, tx, tenant, m.in, m.policy, m.recall, g)
+	t := db.newFeedbackTx(tx, tenant, m, g)
+	res, err := m.fn(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, t.own, nil
 }
 
 // lockGroupMemories locks, in id order, the memories the recalls of the
@@ -270,11 +278,11 @@ func (db *DB) lockGroupMemories(tx *gorm.DB, batch []*feedbackMember) error {
 	seen := map[string]bool{}
 	var ids []string
 	for _, m := range batch {
-		if m.recall == nil || m.in.RecallID == "" {
+		if m.recall == nil || m.recallID == "" {
 			continue
 		}
 		for _, ref := range m.recall.memoryRefs() {
-			if !seen[ref.ID] && !strings.HasPrefix(ref.ID, reflectionPrefix) {
+			if !seen[ref.ID] && !strings.HasPrefix(ref.ID, engram.ReflectionPrefix) {
 				seen[ref.ID] = true
 				ids = append(ids, ref.ID)
 			}

@@ -6,11 +6,12 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// GroupFeedback is one feedback of SubmitFeedbackGroup.
+// GroupFeedback is one feedback of SubmitFeedbackGroup: its context, the
+// recall it names (RunFeedback's recallID) and its workflow.
 type GroupFeedback struct {
-	Ctx    context.Context
-	In     engram.FeedbackInput
-	Policy engram.FeedbackPolicy
+	Ctx      context.Context
+	RecallID string
+	Fn       engram.FeedbackFunc
 }
 
 // SubmitFeedbackGroup writes fbs (of the tenant of the first one's
@@ -28,11 +29,11 @@ func (db *DB) SubmitFeedbackGroup(fbs []GroupFeedback) ([]*engram.FeedbackResult
 	}
 	batch := make([]*feedbackMember, len(fbs))
 	for i, fb := range fbs {
-		claimed, rec, err := db.readyRecall(fb.Ctx, tenant, fb.In.RecallID)
+		claimed, rec, err := db.readyRecall(fb.Ctx, tenant, fb.RecallID)
 		if err != nil {
 			errs[i] = err
 		}
-		batch[i] = &feedbackMember{ctx: fb.Ctx, in: fb.In, policy: fb.Policy, claimed: claimed, recall: rec, done: make(chan struct{})}
+		batch[i] = &feedbackMember{ctx: fb.Ctx, recallID: fb.RecallID, fn: fb.Fn, claimed: claimed, recall: rec, done: make(chan struct{})}
 	}
 	for retry := db.feedbacks.commit(tenant, batch); len(retry) > 0; {
 		retry = db.feedbacks.commit(tenant, retry)

@@ -56,23 +56,29 @@ func (c *groupCase) index(id string) int {
 // unknown recall (ENOTFOUND), an idempotency key repeated within the
 // group with another thumb (a replay of the first), a vote on one memory,
 // and a feedback whose request is given up half-way through its credits
-// (failingPolicy), which must leave nothing.
-func (c *groupCase) inputs(f *fbFixture) []store.GroupFeedback {
+// (failingTx), which must leave nothing. Each is the workflow the
+// feedback service gives the store.
+func (c *groupCase) inputs(t *testing.T, f *fbFixture) []store.GroupFeedback {
 	ctx, cancel := context.WithCancel(c.ctx)
-	up := func(rater, key string) store.GroupFeedback {
-		return store.GroupFeedback{Ctx: c.ctx, Policy: f.svc,
-			In: engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: "k_test/" + rater, IdempotencyKey: key}}
+	up := func(rater, key string) engram.FeedbackInput {
+		return engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: rater, IdempotencyKey: key}
 	}
 	down := up("r2", "")
-	down.In.Thumb = engram.ThumbDown
+	down.Thumb = engram.ThumbDown
 	replay := up("r1", "once")
-	replay.In.Thumb = engram.ThumbDown
+	replay.Thumb = engram.ThumbDown
 	missing := up("r3", "")
-	missing.In.RecallID = "rec_unknown"
-	vote := store.GroupFeedback{Ctx: c.ctx, Policy: f.svc, In: engram.FeedbackInput{MemoryID: c.mems[1].ID, Thumb: engram.ThumbDown, Rater: "k_test/r4"}}
-	given := up("r5", "given-up")
-	given.Ctx, given.Policy = ctx, &failingPolicy{FeedbackPolicy: f.svc, cancel: cancel}
-	return []store.GroupFeedback{up("r1", "once"), up("r1", ""), missing, replay, down, given, up("r1", ""), up("r1", ""), vote, up("r2", "")}
+	missing.RecallID = "rec_unknown"
+	vote := engram.FeedbackInput{MemoryID: c.mems[1].ID, Thumb: engram.ThumbDown, Rater: "r4"}
+	var out []store.GroupFeedback
+	for _, in := range []engram.FeedbackInput{up("r1", "once"), up("r1", ""), missing, replay, down} {
+		out = append(out, f.workflow(t, c.ctx, in, nil))
+	}
+	out = append(out, f.workflow(t, ctx, up("r5", "given-up"), func(tx engram.FeedbackTx) engram.FeedbackTx { return failingTx{tx, cancel} }))
+	for _, in := range []engram.FeedbackInput{up("r1", ""), up("r1", ""), vote, up("r2", "")} {
+		out = append(out, f.workflow(t, c.ctx, in, nil))
+	}
+	return out
 }
 
 // TestFeedbackGroupAsOneByOne: feedbacks written as one group answer,
@@ -88,11 +94,11 @@ func TestFeedbackGroupAsOneByOne(t *testing.T) {
 		one, group := newGroupCase(t, f, "one"), newGroupCase(t, f, "group")
 		var seqRes []*engram.FeedbackResult
 		var seqErr []error
-		for _, fb := range one.inputs(f) {
-			res, err := f.db.SubmitFeedback(fb.Ctx, fb.In, fb.Policy)
+		for _, fb := range one.inputs(t, f) {
+			res, err := f.run(fb)
 			seqRes, seqErr = append(seqRes, res), append(seqErr, err)
 		}
-		grpRes, grpErr := f.db.SubmitFeedbackGroup(group.inputs(f))
+		grpRes, grpErr := f.db.SubmitFeedbackGroup(group.inputs(t, f))
 		for i := range seqRes {
 			if engram.ErrorCode(seqErr[i]) != engram.ErrorCode(grpErr[i]) || errors.Is(seqErr[i], context.Canceled) != errors.Is(grpErr[i], context.Canceled) {
 				t.Errorf("feedback %d: one by one %v, in a group %v", i, seqErr[i], grpErr[i])
@@ -179,8 +185,8 @@ func TestFeedbackGroupAsOneByOne(t *testing.T) {
 			}
 		}
 		// The given-up feedback's key is free: it runs now.
-		fbs := group.inputs(f)
-		if res, err := f.db.SubmitFeedback(group.ctx, fbs[5].In, f.svc); err != nil || res.Replayed {
+		again := engram.FeedbackInput{RecallID: group.recall.ID, Thumb: engram.ThumbUp, Rater: "r5", IdempotencyKey: "given-up"}
+		if res, err := f.svc.SubmitFeedback(group.ctx, again); err != nil || res.Replayed {
 			t.Errorf("the given-up feedback again: %+v, %v", res, err)
 		}
 	})
@@ -217,14 +223,14 @@ func TestFeedbackGroupsConcurrent(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				in := engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: fmt.Sprint("k_test/u", i)}
+				in := engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: fmt.Sprint("u", i)}
 				switch {
 				case i%5 == 0:
 					in.RecallID = "rec_unknown"
 				case i%4 == 0:
 					in.IdempotencyKey = fmt.Sprint("key", i%16)
 				}
-				res, err := f.db.SubmitFeedback(c.ctx, in, f.svc)
+				res, err := f.svc.SubmitFeedback(c.ctx, in)
 				switch {
 				case i%5 == 0:
 					if engram.ErrorCode(err) != engram.ENOTFOUND {
@@ -311,11 +317,11 @@ func TestFeedbackGroupsConcurrent(t *testing.T) {
 	})
 }
 
-// panickingPolicy is the feedback policy with a bug: crediting a memory
-// panics.
-type panickingPolicy struct{ engram.FeedbackPolicy }
+// panickingTx is a feedback's transaction with a bug in the workflow
+// that uses it: writing the credits panics.
+type panickingTx struct{ engram.FeedbackTx }
 
-func (panickingPolicy) Credit(*engram.Memory, float64, float64, string, engram.Helpfulness) {
+func (panickingTx) WriteCredits(context.Context, engram.CreditWrite) error {
 	panic("credit bug")
 }
 
@@ -326,14 +332,15 @@ func TestFeedbackGroupPanic(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		f := newFBFixture(t, engine)
 		c := newGroupCase(t, f, "alpha")
-		in := engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: "k_test/r", IdempotencyKey: "once"}
-		if _, err := f.db.SubmitFeedback(c.ctx, in, panickingPolicy{f.svc}); err == nil {
+		in := engram.FeedbackInput{RecallID: c.recall.ID, Thumb: engram.ThumbUp, Rater: "r", IdempotencyKey: "once"}
+		panicking := f.workflow(t, c.ctx, in, func(tx engram.FeedbackTx) engram.FeedbackTx { return panickingTx{tx} })
+		if _, err := f.run(panicking); err == nil {
 			t.Fatal("a panicking feedback succeeded")
 		}
 		if got := f.get(t, c.ctx, c.mems[0].ID); got.Version != c.mems[0].Version {
 			t.Errorf("a panicking feedback moved the memory to version %d", got.Version)
 		}
-		res, err := f.db.SubmitFeedback(c.ctx, in, f.svc)
+		res, err := f.svc.SubmitFeedback(c.ctx, in)
 		if err != nil || res.Replayed || len(res.Credited) != len(c.mems) {
 			t.Fatalf("the same feedback after the panic: %+v, %v", res, err)
 		}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -14,8 +13,9 @@ import (
 )
 
 // helpRow is one memory's helpfulness evidence (memory_help); the row of
-// memory id "" holds the tenant's totals. Feedback only ever adds to it
-// (see addHelp), so concurrent feedbacks never lose each other's evidence.
+// memory id engram.AnswersKey ("") holds the tenant's judged answers.
+// Feedback only ever adds to it (see groupLearning.write), so concurrent
+// feedbacks never lose each other's evidence.
 type helpRow struct {
 	TenantID   string
 	MemoryID   string
@@ -50,14 +50,11 @@ type reputationRow struct {
 
 func (reputationRow) TableName() string { return "rater_reputation" }
 
-// baseMemory is the memory id of a tenant's totals in memory_help.
-const baseMemory = ""
-
 // loadHelp returns the evidence rows of keys (memory ids and origin keys)
 // and the tenant's totals of judged answers and of all memories, with
 // what pending (a group's feedbacks not yet written, or nil) adds to them.
 func loadHelp(g *gorm.DB, tenant string, keys []string, pending map[string]*helpRow) (map[string]engram.Helpfulness, error) {
-	keys = append([]string{baseMemory, engram.AllOrigins}, keys...)
+	keys = append([]string{engram.AnswersKey, engram.AllOrigins}, keys...)
 	var rows []helpRow
 	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, keys).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: helpfulness: %w", err)
@@ -121,7 +118,7 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 	out := make(map[string]engram.HelpEvidence, len(mems))
 	for i, m := range mems {
 		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
-			Answers: rows[baseMemory]}
+			Answers: rows[engram.AnswersKey]}
 	}
 	return out, nil
 }
@@ -181,145 +178,11 @@ func (db *DB) MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvid
 	return help[m.ID], nil
 }
 
-// learningTx gathers what one feedback adds to helpfulness and to its
-// rater's reputation, which its group writes at its end (groupLearning).
-type learningTx struct {
-	rater       string
-	at          time.Time
-	signal      float64
-	raterWeight float64
-	agreement   float64
-	// answers is the tenant's judged answers before the feedback.
-	answers engram.Helpfulness
-	// evidence and origin are what the feedback adds to each judged
-	// memory's evidence and under which origin key.
-	evidence map[string]engram.Evidence
-	origin   map[string]string
-	// deltas is what the feedback adds to memory_help, by memory id
-	// (origin keys and the tenant-wide rows included).
-	deltas map[string]*helpRow
-}
-
-// startLearning reads the rater's reputation (its weight for this
-// feedback) and the evidence known of the judged memories (rows, as
-// lockCredited read them) and of their origins, each with what the
-// earlier feedbacks of its group (g) add to them, measures the feedback's
-// agreement with other raters' evidence and works out what it adds to
-// each memory's.
-func (db *DB) startLearning(tx *gorm.DB, tenant string, fb feedbackRow, rows []memoryRow, scores map[string]float64,
-	policy engram.FeedbackPolicy, g *groupLearning) (*learningTx, error) {
-	var reps []reputationRow
-	if err := tx.Where("tenant_id = ? AND rater = ?", tenant, fb.Rater).Limit(1).Find(&reps).Error; err != nil {
-		return nil, fmt.Errorf("store: rater reputation: %w", err)
-	}
-	var rep engram.Reputation
-	if len(reps) == 1 {
-		rep = engram.Reputation{Agree: reps[0].Agree, Disagree: reps[0].Disagree, Votes: reps[0].Votes}
-	}
-	if d := g.reps[fb.Rater]; d != nil {
-		rep.Agree, rep.Disagree, rep.Votes = rep.Agree+d.Agree, rep.Disagree+d.Disagree, rep.Votes+d.Votes
-	}
-	mems := make([]*engram.Memory, 0, len(rows))
-	for i := range rows {
-		if rows[i].TenantID == tenant {
-			mems = append(mems, rows[i].toMemory())
-		}
-	}
-	sort.SliceStable(mems, func(i, j int) bool {
-		if scores[mems[i].ID] != scores[mems[j].ID] {
-			return scores[mems[i].ID] > scores[mems[j].ID]
-		}
-		return mems[i].ID < mems[j].ID
-	})
-	l := &learningTx{rater: fb.Rater, at: fb.CreatedAt, signal: fb.Signal, raterWeight: policy.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(mems)),
-		origin: make(map[string]string, len(mems)), deltas: map[string]*helpRow{}}
-	help, err := helpEvidence(tx, tenant, mems, g.help)
-	if err != nil {
-		return nil, err
-	}
-	judged := make([]engram.Judged, len(mems))
-	for i, m := range mems {
-		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
-		l.answers = help[m.ID].Answers
-		l.origin[m.ID] = m.Origin()
-	}
-	l.agreement = policy.Agreement(fb.Signal, judged)
-	for i, e := range policy.Evidence(fb.Signal, judged) {
-		l.evidence[mems[i].ID] = e
-	}
-	return l, nil
-}
-
-func (l *learningTx) delta(id string) *helpRow {
-	d := l.deltas[id]
-	if d == nil {
-		d = &helpRow{MemoryID: id}
-		l.deltas[id] = d
-	}
-	return d
-}
-
-// addEvidence adds e, scaled by the rater's weight, to the good or bad
-// evidence of row id.
-func (l *learningTx) addEvidence(id string, e float64) *helpRow {
-	d := l.delta(id)
-	if l.signal > 0 {
-		d.Good += e * l.raterWeight
-	} else {
-		d.Bad += e * l.raterWeight
-	}
-	return d
-}
-
-// credited adds the feedback to the evidence of a memory it credited, of
-// its origin and of all the tenant's memories.
-func (l *learningTx) credited(id string) {
-	e, ok := l.evidence[id]
-	if !ok {
-		return
-	}
-	d := l.addEvidence(id, e.Memory)
-	l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
-	l.addEvidence(l.origin[id], e.Origin)
-	l.addEvidence(engram.AllOrigins, e.Origin)
-}
-
-// outcome counts the signal in one arm of an impact estimate, unless the
-// rater's weight is under a half (its votes do not count as outcomes).
-func (l *learningTx) outcome(n *int64, sum, sq *float64) {
-	if l.raterWeight < 0.5 {
-		return
-	}
-	*n++
-	*sum += l.signal
-	*sq += l.signal * l.signal
-}
-
-// finish adds the held-back memory's outcome without it and what the
-// feedback adds to the tenant-wide rows (all memories', and the judged
-// answers' for a judged answer, not a vote on one memory).
-func (l *learningTx) finish(heldBack string, answer bool) {
-	if heldBack != "" {
-		d := l.delta(heldBack)
-		l.outcome(&d.WithoutN, &d.WithoutSum, &d.WithoutSq)
-	}
-	if answer {
-		d := l.delta(baseMemory)
-		w := math.Abs(l.signal) * l.raterWeight
-		if l.signal > 0 {
-			d.Good += w
-		} else {
-			d.Bad += w
-		}
-		l.outcome(&d.WithN, &d.WithSum, &d.WithSq)
-	}
-}
-
 // groupLearning is what the feedbacks of one group transaction have added
 // so far to memory_help and rater_reputation: the rows every feedback of
 // a tenant adds to (the tenant-wide totals, the origins') are written
 // once, at the group's end (write), rather than by each feedback. The
-// feedbacks' reads of those rows (startLearning) add it to what they
+// feedbacks' reads of those rows (feedbackTx) add it to what they
 // find, so each sees its predecessors in the group as if they had
 // written.
 type groupLearning struct {
@@ -332,26 +195,34 @@ func newGroupLearning() *groupLearning {
 	return &groupLearning{help: map[string]*helpRow{}, reps: map[string]*reputationRow{}}
 }
 
-// add takes one feedback's learning into the group's.
-func (g *groupLearning) add(l *learningTx) {
-	for id, d := range l.deltas {
-		r := g.help[id]
-		if r == nil {
-			r = &helpRow{MemoryID: id}
-			g.help[id] = r
-		}
-		r.add(d)
-	}
-	r := g.reps[l.rater]
+// helpRow returns the group's row of id, made when missing.
+func (g *groupLearning) helpRow(id string) *helpRow {
+	r := g.help[id]
 	if r == nil {
-		r = &reputationRow{Rater: l.rater}
-		g.reps[l.rater] = r
+		r = &helpRow{MemoryID: id}
+		g.help[id] = r
 	}
-	r.Agree += math.Max(l.agreement, 0)
-	r.Disagree += math.Max(-l.agreement, 0)
-	r.Votes++
-	if l.at.After(g.at) {
-		g.at = l.at
+	return r
+}
+
+// merge takes what one feedback added (see feedbackTx.AddLearning) into
+// the group's.
+func (g *groupLearning) merge(own *groupLearning) {
+	for id, d := range own.help {
+		g.helpRow(id).add(d)
+	}
+	for rater, d := range own.reps {
+		r := g.reps[rater]
+		if r == nil {
+			r = &reputationRow{Rater: rater}
+			g.reps[rater] = r
+		}
+		r.Agree += d.Agree
+		r.Disagree += d.Disagree
+		r.Votes += d.Votes
+	}
+	if own.at.After(g.at) {
+		g.at = own.at
 	}
 }
 

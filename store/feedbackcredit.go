@@ -1,0 +1,157 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+)
+
+// creditedRow is a memory a credit moved, and its row.
+type creditedRow struct {
+	seq int64
+	m   *engram.Memory
+}
+
+// creditColumns are the memory columns a credit writes, with their
+// PostgreSQL types; the version goes up by one.
+var creditColumns = []struct {
+	name, typ string
+	value     func(m *engram.Memory) any
+}{
+	{"confidence", "double precision", func(m *engram.Memory) any { return m.Confidence }},
+	{"reward", "double precision", func(m *engram.Memory) any { return m.Reward }},
+	{"up_count", "bigint", func(m *engram.Memory) any { return m.UpCount }},
+	{"down_count", "bigint", func(m *engram.Memory) any { return m.DownCount }},
+	{"stability", "double precision", func(m *engram.Memory) any { return m.Stability }},
+	{"needs_revision", "boolean", func(m *engram.Memory) any { return m.NeedsRevision }},
+	{"reinforced_at", "timestamptz", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
+	{"learned", "text", func(m *engram.Memory) any { return m.Learned }},
+	{"updated_at", "timestamptz", func(m *engram.Memory) any { return m.UpdatedAt }},
+}
+
+// updateCredited writes the credited memories' learned fields in one
+// statement (a CASE on the row per column), each row at the version it
+// was read at plus one. The rows are locked (PostgreSQL) or the writer is
+// alone (SQLite), so none can have moved since it was read; a row that
+// did is a lost race, retried.
+func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
+	if len(moved) == 0 {
+		return nil
+	}
+	if db.dialect.name() == "sqlite" {
+		return updateCreditedEach(tx, moved)
+	}
+	var q strings.Builder
+	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
+	q.WriteString("UPDATE memories SET ")
+	for i, c := range creditColumns {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(c.name + " = CASE seq")
+		for _, r := range moved {
+			q.WriteString(" WHEN ? THEN " + db.dialect.param(c.typ))
+			args = append(args, r.seq, c.value(r.m))
+		}
+		q.WriteString(" END")
+	}
+	q.WriteString(", version = version + 1 WHERE ")
+	for i, r := range moved {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		q.WriteString("(seq = ? AND version = ?)")
+		args = append(args, r.seq, r.m.Version-1)
+	}
+	res := tx.Exec(q.String(), args...)
+	if res.Error != nil {
+		return fmt.Errorf("store: credit memories: %w", res.Error)
+	}
+	if res.RowsAffected != int64(len(moved)) {
+		return errRetry
+	}
+	return nil
+}
+
+// updateCreditedEach is updateCredited a row at a time, in one prepared
+// statement (SQLite: see execEach).
+func updateCreditedEach(tx *gorm.DB, moved []creditedRow) error {
+	var q strings.Builder
+	q.WriteString("UPDATE memories SET ")
+	for _, c := range creditColumns {
+		q.WriteString(c.name + " = ?, ")
+	}
+	q.WriteString("version = version + 1 WHERE seq = ? AND version = ?")
+	args := make([][]any, len(moved))
+	for i, r := range moved {
+		a := make([]any, 0, len(creditColumns)+2)
+		for _, c := range creditColumns {
+			a = append(a, c.value(r.m))
+		}
+		args[i] = append(a, r.seq, r.m.Version-1)
+	}
+	affected, err := execEach(tx, q.String(), args)
+	if err != nil {
+		return fmt.Errorf("store: credit memories: %w", err)
+	}
+	for _, n := range affected {
+		if n != 1 {
+			return errRetry
+		}
+	}
+	return nil
+}
+
+// insertCredits saves credits: one multi-row statement on PostgreSQL, a
+// row at a time in one prepared statement on SQLite (see execEach).
+func (db *DB) insertCredits(tx *gorm.DB, credits []creditRow) error {
+	if len(credits) == 0 {
+		return nil
+	}
+	if db.dialect.name() != "sqlite" {
+		return tx.CreateInBatches(credits, 500).Error
+	}
+	args := make([][]any, len(credits))
+	for i, c := range credits {
+		args[i] = []any{c.FeedbackID, c.TenantID, c.MemoryID, c.Rater, c.Signal, c.Applied, c.CreatedAt}
+	}
+	_, err := execEach(tx, `INSERT INTO feedback_credits (feedback_id, tenant_id, memory_id, rater, signal, applied, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, args)
+	return err
+}
+
+// creditedColumns are the memories columns a credit reads: the learned
+// fields it moves, and what names the memory's origin and says whether a
+// correction superseded it (see feedbackTx.LockMemories).
+var creditedColumns = strings.Join([]string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
+	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version",
+	"agent_id", "type", "superseded_by", sourceStart}, ", ")
+
+// findCredited runs q (a memories query) for creditedColumns.
+func findCredited(q *gorm.DB) ([]memoryRow, error) {
+	rows, err := q.Model(&memoryRow{}).Select(creditedColumns).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memoryRow
+	for rows.Next() {
+		var r memoryRow
+		var reinforced sql.NullTime
+		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount, &r.DownCount,
+			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version,
+			&r.AgentID, &r.Type, &r.SupersededBy, &r.Source); err != nil {
+			return nil, err
+		}
+		if reinforced.Valid {
+			r.ReinforcedAt = &reinforced.Time
+		}
+		r.Tags = "[]"
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
