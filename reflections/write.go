@@ -266,7 +266,7 @@ func contradictions(items []scored) [][2]*engram.Memory {
 			if used[a.m.ID] || used[b.m.ID] || a.m.Content == b.m.Content {
 				continue
 			}
-			shared, onlyA, onlyB := overlap(a.terms, b.terms)
+			shared, onlyA, onlyB := analysis.Overlap(a.terms, b.terms)
 			if onlyA == 0 || onlyB == 0 || float64(shared)/float64(shared+onlyA+onlyB) < similarSubject {
 				continue
 			}
@@ -279,21 +279,6 @@ func contradictions(items []scored) [][2]*engram.Memory {
 		}
 	}
 	return out
-}
-
-func overlap(a, b []string) (shared, onlyA, onlyB int) {
-	inB := make(map[string]bool, len(b))
-	for _, t := range b {
-		inB[t] = true
-	}
-	for _, t := range a {
-		if inB[t] {
-			shared++
-		} else {
-			onlyA++
-		}
-	}
-	return shared, onlyA, len(b) - shared
 }
 
 // claimText is what a memory says, in one line: its summary, else its

@@ -26,6 +26,7 @@ import (
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
 	"github.com/engram-memory/engram/web"
@@ -97,7 +98,7 @@ type Services struct {
 	// configured; nil otherwise. Main runs it in the background.
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
-	Sleep       *reflections.Sleeper
+	Sleep       *sleep.Sleeper
 	// Working is L1 working memory, personas and /v1/prompt.
 	Working *working.Service
 	// Mirror follows the change feed into the file mirror when
@@ -134,7 +135,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		rc.Chat = reflections.NewChat(r.BaseURL, r.Model, r.APIKey, r.Timeout)
 	}
 	services.Reflections = reflections.New(db, rc, logger)
-	services.Sleep = reflections.NewSleeper(db, services.Reflections, reflections.SleepConfig{
+	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
 	services.Working = working.New(db, db, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
