@@ -6,12 +6,16 @@
 // one comparison.
 package topk
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Heap keeps the k values of highest score pushed into it. tie orders
 // values of equal score (tie(a, b): a comes first) and must break every
 // tie (e.g. by id), so that which values are kept, and their order, never
-// depend on the order they came in. Scores must not be NaN.
+// depend on the order they came in. A NaN score is never kept: it has no
+// place in the order.
 type Heap[T any] struct {
 	k   int
 	tie func(a, b T) bool
@@ -45,6 +49,9 @@ func (h *Heap[T]) Len() int { return len(h.h) }
 // asks first and filters only the values that would enter; the common
 // case, a score below the worst kept, costs one comparison of floats.
 func (h *Heap[T]) Admits(score float64, v T) bool {
+	if math.IsNaN(score) {
+		return false
+	}
 	if len(h.h) < h.k {
 		return true
 	}
@@ -58,6 +65,7 @@ func (h *Heap[T]) Admits(score float64, v T) bool {
 // so far.
 func (h *Heap[T]) Push(score float64, v T) {
 	switch {
+	case math.IsNaN(score):
 	case len(h.h) < h.k:
 		h.h = append(h.h, entry[T]{score, v})
 		h.up(len(h.h) - 1)

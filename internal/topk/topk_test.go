@@ -1,6 +1,7 @@
 package topk_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -80,6 +81,10 @@ func TestHeapEdges(t *testing.T) {
 		t.Error("k = 0 keeps nothing")
 	}
 	h = topk.New(3, newer)
+	h.Push(math.NaN(), scored{99, math.NaN()})
+	if h.Admits(math.NaN(), scored{98, math.NaN()}) || h.Len() != 0 {
+		t.Error("a NaN score is kept")
+	}
 	for i := range 10 {
 		h.Push(float64(i%5), scored{i, float64(i % 5)})
 	}
