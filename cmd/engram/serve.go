@@ -305,7 +305,7 @@ func (m *Main) Start(ctx context.Context) error {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
 	}
 	if every := m.Config.Sessions.CleanupInterval; every > 0 {
-		m.background.Go(func() { m.cleanSessionsEvery(bg, every, services.Working) })
+		m.background.Go(func() { services.Working.CleanupEvery(bg, every) })
 	}
 	if services.Mirror != nil {
 		m.background.Go(func() { services.Mirror.Run(bg, m.Config.Mirror.Poll) })
@@ -420,24 +420,4 @@ func (m *Main) Close() error {
 	}
 	m.Logger.Info("engram stopped")
 	return errors.Join(errs...)
-}
-
-// cleanSessionsEvery deletes expired sessions every interval until ctx
-// ends. Any server may run it; deleting what another already deleted is a
-// no-op.
-func (m *Main) cleanSessionsEvery(ctx context.Context, every time.Duration, w *working.Service) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := w.Cleanup(ctx); err != nil {
-				m.Logger.Error("session cleanup failed", "err", err)
-			} else if n > 0 {
-				m.Logger.Info("expired sessions deleted", "sessions", n)
-			}
-		}
-	}
 }
