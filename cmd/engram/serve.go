@@ -193,7 +193,8 @@ func holderName() string {
 	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
 
-// exporter adapts the export formats of learning to the server.
+// exporter adapts the export formats of learning to the server and the
+// console.
 func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 	f, err := learning.ParseFormat(format)
 	if err != nil {
@@ -210,13 +211,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *sl
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
 		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
-		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
-			f, err := learning.ParseFormat(format)
-			if err != nil {
-				return nil, false, err
-			}
-			return learning.NewEncoder(w, f), f.Paired(), nil
-		},
+		Export:     func(w io.Writer, format string) (web.PairEncoder, bool, error) { return exporter(w, format) },
 		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
 		Logger: logger.With("component", "console"),
 	})
