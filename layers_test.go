@@ -33,7 +33,7 @@ func mayImport(pkg, dep string) bool {
 	case pkg == module:
 		return false
 	}
-	return dep == module || slices.Contains(leaves, dep)
+	return dep == module || slices.Contains(leaves, dep) || strings.HasPrefix(dep, module+"/internal/")
 }
 
 // TestLayers fails when a package imports a sibling it may not, or the

@@ -98,6 +98,24 @@ func UniqueTerms(text string) []string {
 	return out
 }
 
+// Overlap counts the terms two lists of distinct terms (UniqueTerms)
+// share and the terms only one of them holds: the parts of their Jaccard
+// similarity, shared / (shared + onlyA + onlyB).
+func Overlap(a, b []string) (shared, onlyA, onlyB int) {
+	inB := make(map[string]bool, len(b))
+	for _, t := range b {
+		inB[t] = true
+	}
+	for _, t := range a {
+		if inB[t] {
+			shared++
+		} else {
+			onlyA++
+		}
+	}
+	return shared, onlyA, len(b) - shared
+}
+
 // Join returns the terms of text joined by single spaces: the form stored
 // in the index columns.
 func Join(text string) string {

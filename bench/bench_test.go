@@ -16,6 +16,7 @@ import (
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
+	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -179,7 +180,7 @@ func TestReflectHarness(t *testing.T) {
 	svc.Feedback = learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig())
 	refl := reflections.New(db, reflections.Config{Categories: engram.DefaultCategories, MinGroup: 3}, nil)
 	svc.Reflections = refl
-	svc.Sleep = reflections.NewSleeper(db, refl, reflections.SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02,
+	svc.Sleep = sleep.New(db, refl, sleep.Config{MergeSimilarity: 0.9, ArchiveBelow: 0.02,
 		CompactAfter: time.Nanosecond, Scoring: engram.DefaultScoringConfig()}, nil)
 	rows, err := RunReflect(context.Background(), svc, ReflectOptions{Sizes: []int{120}, Feedback: 60, Seed: 1}, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
+	"github.com/engram-memory/engram/internal/topk"
 )
 
 // BM25 parameters: the usual defaults (Robertson & Zaragoza), not tuned
@@ -85,55 +86,21 @@ type scored struct {
 	score float64
 }
 
-// better orders by score, then the later doc (the newer memory) first.
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.doc > b.doc
-}
+// newer breaks ties of score: the later doc (the newer memory) first.
+func newer(a, b scored) bool { return a.doc > b.doc }
 
-// top returns the best k touched docs that pass keep, best first, from a
-// min-heap of k: a common term touches thousands of docs of which a
-// search reads a few dozen.
+// top returns the best k touched docs that pass keep, best first: a
+// common term touches thousands of docs of which a search reads a few
+// dozen, and keep is asked only of those that would enter the k.
 func top(s *scratch, k int, keep func(uint32) bool) []scored {
-	h := make([]scored, 0, k)
-	if k <= 0 {
-		return h
-	}
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(h) && better(h[m], h[l]) {
-				m = l
-			}
-			if r := l + 1; r < len(h) && better(h[m], h[r]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	h := topk.New(k, newer)
 	for _, d := range s.touched {
 		c := scored{d, s.scores[d]}
-		if len(h) == k && !better(c, h[0]) || !keep(d) {
-			continue
+		if h.Admits(c.score, c) && keep(d) {
+			h.Push(c.score, c)
 		}
-		if len(h) < k {
-			h = append(h, c)
-			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-			continue
-		}
-		h[0] = c
-		down(0)
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	return h
+	return h.Sorted()
 }
 
 // SearchMemories ranks the live memories of the tenant in ctx against

@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/reflections"
+	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -421,8 +422,8 @@ func TestSleepReachesMirror(t *testing.T) {
 	sync1(t, mir)
 	before := snapshot(t, filepath.Join(dir, "acme"))
 
-	sleeper := reflections.NewSleeper(db, reflections.New(db, reflections.Config{Categories: engram.DefaultRules().Memory.Categories}, nil),
-		reflections.SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: time.Hour, Scoring: engram.DefaultRules().Scoring}, nil)
+	sleeper := sleep.New(db, reflections.New(db, reflections.Config{Categories: engram.DefaultRules().Memory.Categories}, nil),
+		sleep.Config{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: time.Hour, Scoring: engram.DefaultRules().Scoring}, nil)
 	res, err := sleeper.Sleep(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,13 @@
 package learning
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/openai"
 )
 
 // Embedder turns texts into dense vectors.
@@ -25,82 +20,26 @@ type Embedder interface {
 
 // OpenAIEmbedder calls an OpenAI-compatible POST {base}/embeddings.
 type OpenAIEmbedder struct {
-	baseURL, model, key string
-	dims                int
-	client              *http.Client
+	client *openai.Client
+	dims   int
 }
 
 // NewOpenAIEmbedder returns a client for baseURL (e.g.
 // "https://api.openai.com/v1"); dims 0 leaves the size to the model.
-// timeout bounds each call.
+// timeout bounds each call, retries included.
 func NewOpenAIEmbedder(baseURL, model, key string, dims int, timeout time.Duration) *OpenAIEmbedder {
-	return &OpenAIEmbedder{baseURL: strings.TrimSuffix(baseURL, "/"), model: model, key: key, dims: dims,
-		client: &http.Client{Timeout: timeout}}
+	return &OpenAIEmbedder{client: openai.New(openai.Config{BaseURL: baseURL, APIKey: key, Model: model, Timeout: timeout}), dims: dims}
 }
 
 // Model implements Embedder.
-func (e *OpenAIEmbedder) Model() string { return e.model }
-
-type embeddingRequest struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	EncodingFormat string   `json:"encoding_format"`
-	Dimensions     int      `json:"dimensions,omitempty"`
-}
-
-type embeddingResponse struct {
-	Data []struct {
-		Embedding []float32 `json:"embedding"`
-		Index     int       `json:"index"`
-	} `json:"data"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
+func (e *OpenAIEmbedder) Model() string { return e.client.Model() }
 
 // Embed implements Embedder. The API key is sent as a bearer token and
 // never appears in errors.
 func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	body, _ := json.Marshal(embeddingRequest{Model: e.model, Input: texts, EncodingFormat: "float", Dimensions: e.dims})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.baseURL+"/embeddings", bytes.NewReader(body))
+	vecs, err := e.client.Embed(ctx, texts, e.dims)
 	if err != nil {
 		return nil, fmt.Errorf("embeddings: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if e.key != "" {
-		req.Header.Set("Authorization", "Bearer "+e.key)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("embeddings: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("embeddings: read: %w", err)
-	}
-	var out embeddingResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("embeddings: status %d, undecodable body", resp.StatusCode)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := ""
-		if out.Error != nil {
-			msg = out.Error.Message
-		}
-		return nil, fmt.Errorf("embeddings: status %d: %s", resp.StatusCode, msg)
-	}
-	vecs := make([][]float32, len(texts))
-	for _, d := range out.Data {
-		if d.Index < 0 || d.Index >= len(texts) || len(d.Embedding) == 0 {
-			return nil, errors.New("embeddings: response does not match the request")
-		}
-		vecs[d.Index] = d.Embedding
-	}
-	for _, v := range vecs {
-		if v == nil {
-			return nil, errors.New("embeddings: response lacks an input")
-		}
 	}
 	return vecs, nil
 }

@@ -16,7 +16,9 @@
 package learning
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/engram-memory/engram"
@@ -186,4 +188,29 @@ func (e *Encoder) prompt(text string, msgs []engram.Message) []message {
 func assistant(buf *[1]message, content string) []message {
 	buf[0] = message{Role: "assistant", Content: content}
 	return buf[:]
+}
+
+// PairSource is where exported lines come from: the store's pairs and
+// judged answers of the tenant in the context, oldest first.
+type PairSource interface {
+	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
+	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
+}
+
+// Export writes every line of format f that matches filter to w, pairs
+// or judged answers as f holds, and returns how many it wrote: the whole
+// export, the lines GET /v1/pairs streams page by page.
+func Export(ctx context.Context, src PairSource, w io.Writer, f Format, filter engram.PairFilter) (int, error) {
+	enc := NewEncoder(w, f)
+	n := 0
+	var err error
+	if f.Paired() {
+		_, err = src.EachPair(ctx, filter, func(p *engram.Pair) error { n++; return enc.Pair(p) })
+	} else {
+		_, err = src.EachUnpaired(ctx, filter, func(u *engram.Unpaired) error { n++; return enc.Unpaired(u) })
+	}
+	if err != nil {
+		return n, fmt.Errorf("learning: export %s: %w", f, err)
+	}
+	return n, nil
 }

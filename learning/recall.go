@@ -87,7 +87,7 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	if query == "" {
 		return nil, engram.Errorf(engram.EINVALID, "query must not be empty")
 	}
-	if err := r.checkBudget("token_budget", req.TokenBudget); err != nil {
+	if err := engram.CheckBudget("token_budget", req.TokenBudget, r.cfg.MaxBudget); err != nil {
 		return nil, err
 	}
 	if len(req.Tags) > maxRecallTags {
@@ -131,13 +131,6 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 		return nil, err
 	}
 	return rec, nil
-}
-
-func (r *Recaller) checkBudget(name string, budget int) error {
-	if budget < 1 || budget > r.cfg.MaxBudget {
-		return engram.Errorf(engram.EINVALID, "%s must be between 1 and %d", name, r.cfg.MaxBudget)
-	}
-	return nil
 }
 
 // candidates retrieves and scores. Hits in the routed categories are
@@ -280,7 +273,7 @@ func tagLift(have, want []string) float64 {
 // "- key type text" lines, newest first, then by importance, then by how
 // many of tags a memory carries, within limit tokens.
 func (r *Recaller) ReadBlock(ctx context.Context, agentID string, tags []string, limit int) (string, []engram.RecallItem, int, error) {
-	if err := r.checkBudget("token_limit", limit); err != nil {
+	if err := engram.CheckBudget("token_limit", limit, r.cfg.MaxBudget); err != nil {
 		return "", nil, 0, err
 	}
 	ms, err := r.store.RecentMemories(ctx, agentID, r.cfg.ContextWindow)
@@ -355,7 +348,7 @@ func (r *Recaller) persona(ctx context.Context, agentID string) (*engram.Memory,
 // pinned memories, rendered within limit tokens: the persona as a
 // P0 line first, then the identity memories.
 func (r *Recaller) Boot(ctx context.Context, agentID string, limit int) (*engram.Boot, error) {
-	if err := r.checkBudget("token_limit", limit); err != nil {
+	if err := engram.CheckBudget("token_limit", limit, r.cfg.MaxBudget); err != nil {
 		return nil, err
 	}
 	pinned, err := r.store.PinnedMemories(ctx, agentID, r.cfg.Pinned)

@@ -189,7 +189,7 @@ func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdow
 	if m.NeedsRevision {
 		b.Revision = unit(s.cfg.RevisionFactor)
 	}
-	b.AgeDays = s.ageDays(m)
+	b.AgeDays = m.AgeDays(s.now())
 	b.Stability, b.Retention = s.retention(m.Priority, m.Stability, b.AgeDays)
 	b.Score = b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision
 	return b
@@ -212,21 +212,9 @@ func (s *Scorer) reward(up int64) float64 {
 	return unit((u + s.cfg.PriorUp) / (u + s.cfg.PriorUp + s.cfg.PriorDown))
 }
 
-// ageDays is t, the days since m was last reinforced (ReinforcedAt:
-// created, its content edited, or approved by feedback); reads and down
-// votes do not count. A memory that carries no such time (built by hand)
-// is aged from its creation. A timestamp in the future (clock skew between
-// writers) counts as now.
-func (s *Scorer) ageDays(m *engram.Memory) float64 {
-	last := m.ReinforcedAt
-	if last.IsZero() {
-		last = m.CreatedAt
-	}
-	return max(s.now().Sub(last).Hours()/24, 0)
-}
-
 // retention returns the stability in effect (0 for no decay) and the
-// retention max(floor, e^(−t/S)) after ageDays.
+// retention max(floor, e^(−t/S)) after ageDays (engram.Retention, which
+// the sleep cycle archives by).
 func (s *Scorer) retention(p engram.Priority, stability, ageDays float64) (float64, float64) {
 	if p == engram.P0 {
 		return 0, 1
@@ -239,7 +227,7 @@ func (s *Scorer) retention(p engram.Priority, stability, ageDays float64) (float
 	if !(st > 0) {
 		return 0, 1
 	}
-	return st, unit(max(d.Floor, math.Exp(-ageDays/st)))
+	return st, unit(max(d.Floor, engram.Retention(ageDays, st)))
 }
 
 // Reinforce returns the stability of a memory of priority p after one

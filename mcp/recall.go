@@ -9,13 +9,10 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// defaultBudget is the token budget of recall and boot when the call sets
-// none (the REST API requires one; a model rarely knows what to ask for).
-// It never exceeds recall.max_budget.
-const defaultBudget = 1000
-
+// defaultBudget is the token budget of recall, boot and prompt when the
+// call sets none (engram.DefaultBudget; the REST API requires one).
 func (s *Server) defaultBudget() int {
-	return min(defaultBudget, s.cfg.Limits.MaxBudget)
+	return engram.DefaultBudget(s.cfg.Limits.MaxBudget)
 }
 
 type recallArgs struct {

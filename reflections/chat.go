@@ -1,18 +1,15 @@
 package reflections
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/openai"
 )
 
 // Chat writes abstractive reflections through an OpenAI-compatible chat
@@ -21,17 +18,17 @@ import (
 // reflection's sections; otherwise the extractive writer's is, and the
 // reason is reported.
 type Chat struct {
-	baseURL, model, apiKey string
-	client                 *http.Client
+	client *openai.Client
 }
 
-// NewChat returns a chat writer; timeout bounds each call.
+// NewChat returns a chat writer; timeout bounds each call, retries
+// included.
 func NewChat(baseURL, model, apiKey string, timeout time.Duration) *Chat {
-	return &Chat{baseURL: strings.TrimSuffix(baseURL, "/"), model: model, apiKey: apiKey, client: &http.Client{Timeout: timeout}}
+	return &Chat{client: openai.New(openai.Config{BaseURL: baseURL, APIKey: apiKey, Model: model, Timeout: timeout})}
 }
 
 // Name is the writer's name in a reflection: "chat:<model>".
-func (c *Chat) Name() string { return "chat:" + c.model }
+func (c *Chat) Name() string { return "chat:" + c.client.Model() }
 
 // maxChatMembers bounds the memories one request shows the model: the
 // most central ones.
@@ -41,11 +38,6 @@ var memoryID = regexp.MustCompile(`mem_[a-z2-7]+`)
 
 // citation is a bare id in brackets, as the model is asked to cite.
 var citation = regexp.MustCompile(`\[(mem_[a-z2-7]+)\]`)
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
 
 // Write asks the model for the group's reflection and checks it. The
 // returned Markdown has each [mem_…] citation turned into a link.
@@ -68,44 +60,10 @@ func (c *Chat) Write(ctx context.Context, g Group) (string, []engram.MemoryRef, 
 Start with "# %s". Then exactly these sections as "## " headings, in order: %q, %q, %q, %q, %q.
 Every bullet states one claim and cites the memories it rests on by their ids in square brackets, e.g. [mem_abc]. Cite only ids from the list. Do not invent facts. Under a section with nothing to say, write %q.`,
 		lang, g.Title(), w.known, w.worked, w.failed, w.conflicts, w.open, w.none)
-	body, _ := json.Marshal(map[string]any{"model": c.model, "temperature": 0,
-		"messages": []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: list.String()}}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+"/chat/completions", bytes.NewReader(body))
+	text, err := c.client.Chat(ctx, []openai.Message{{Role: "system", Content: system}, {Role: "user", Content: list.String()}})
 	if err != nil {
 		return "", nil, fmt.Errorf("chat: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		var timeout interface{ Timeout() bool }
-		if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) && timeout.Timeout() {
-			return "", nil, errors.New("chat: timed out")
-		}
-		return "", nil, errors.New("chat: endpoint unreachable")
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", nil, fmt.Errorf("chat: read answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", nil, fmt.Errorf("chat: status %d", resp.StatusCode)
-	}
-	var answer struct {
-		Choices []struct {
-			Message chatMessage `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return "", nil, errors.New("chat: answer is not valid JSON")
-	}
-	if len(answer.Choices) == 0 || strings.TrimSpace(answer.Choices[0].Message.Content) == "" {
-		return "", nil, errors.New("chat: empty answer")
-	}
-	text := answer.Choices[0].Message.Content
 	for _, id := range memoryID.FindAllString(text, -1) {
 		if byID[id] == nil {
 			return "", nil, fmt.Errorf("chat: cites %s, which is not in the group", id)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
+	"github.com/engram-memory/engram/internal/topk"
 )
 
 // FormatVersion changes when the extractive writer's output changes, so
@@ -233,20 +234,20 @@ func rank(g Group) []scored {
 // top returns up to n items that key accepts, best key first; ties keep
 // the older member first.
 func top(items []scored, n int, key func(scored) (float64, bool)) []scored {
-	type kv struct {
-		s scored
-		k float64
+	type ranked struct {
+		s     scored
+		order int // position in items: members come oldest first
 	}
-	var keep []kv
-	for _, it := range items {
+	h := topk.New(n, func(a, b ranked) bool { return a.order < b.order })
+	for i, it := range items {
 		if k, ok := key(it); ok {
-			keep = append(keep, kv{it, k})
+			h.Push(k, ranked{it, i})
 		}
 	}
-	sort.SliceStable(keep, func(i, j int) bool { return keep[i].k > keep[j].k })
-	out := make([]scored, 0, min(n, len(keep)))
-	for i := 0; i < len(keep) && i < n; i++ {
-		out = append(out, keep[i].s)
+	best := h.Sorted()
+	out := make([]scored, len(best))
+	for i, r := range best {
+		out[i] = r.s
 	}
 	return out
 }
@@ -265,7 +266,7 @@ func contradictions(items []scored) [][2]*engram.Memory {
 			if used[a.m.ID] || used[b.m.ID] || a.m.Content == b.m.Content {
 				continue
 			}
-			shared, onlyA, onlyB := overlap(a.terms, b.terms)
+			shared, onlyA, onlyB := analysis.Overlap(a.terms, b.terms)
 			if onlyA == 0 || onlyB == 0 || float64(shared)/float64(shared+onlyA+onlyB) < similarSubject {
 				continue
 			}
@@ -278,21 +279,6 @@ func contradictions(items []scored) [][2]*engram.Memory {
 		}
 	}
 	return out
-}
-
-func overlap(a, b []string) (shared, onlyA, onlyB int) {
-	inB := make(map[string]bool, len(b))
-	for _, t := range b {
-		inB[t] = true
-	}
-	for _, t := range a {
-		if inB[t] {
-			shared++
-		} else {
-			onlyA++
-		}
-	}
-	return shared, onlyA, len(b) - shared
 }
 
 // claimText is what a memory says, in one line: its summary, else its

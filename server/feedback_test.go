@@ -28,6 +28,7 @@ import (
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -63,7 +64,7 @@ type fbEnv struct {
 	opts    store.Options
 	raw     *gorm.DB
 	reflect *reflections.Service
-	sleep   *reflections.Sleeper
+	sleep   *sleep.Sleeper
 	dir     string // where reflection files go
 }
 
@@ -94,7 +95,7 @@ func newFeedbackEnvWith(t testing.TB, o store.Options) *fbEnv {
 	lim := cfg.Limits
 	dir := t.TempDir()
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3, Dir: dir}, nil)
-	sleeper := reflections.NewSleeper(db, refl, reflections.SleepConfig{MergeSimilarity: cfg.Sleep.MergeSimilarity,
+	sleeper := sleep.New(db, refl, sleep.Config{MergeSimilarity: cfg.Sleep.MergeSimilarity,
 		ArchiveBelow: cfg.Sleep.ArchiveBelow, CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, clock.now)
 	s, err := server.New(server.Config{
 		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec, Reflections: refl,

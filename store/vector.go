@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/topk"
 )
 
 // SaveVector stores the embedding of a memory's current text under model,
@@ -129,48 +130,12 @@ type scored struct {
 	score float64
 }
 
-// better orders by score, then newer first.
-func better(a, b scored) bool {
-	if a.score != b.score {
-		return a.score > b.score
-	}
-	return a.seq > b.seq
-}
-
-// rankScores returns the best k scores, best first. It keeps a min-heap
-// of k instead of sorting every match: a common query term matches
-// thousands of memories of which a recall reads a few dozen.
+// rankScores returns the best k scores, best first, newer first among
+// equal scores.
 func rankScores(scores map[int64]float64, k int) []scored {
-	h := make([]scored, 0, k)
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(h) && better(h[m], h[l]) {
-				m = l
-			}
-			if r := l + 1; r < len(h) && better(h[m], h[r]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
+	h := topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
 	for seq, sc := range scores {
-		c := scored{seq, sc}
-		switch {
-		case len(h) < k:
-			h = append(h, c)
-			for i := len(h) - 1; i > 0 && better(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case better(c, h[0]):
-			h[0] = c
-			down(0)
-		}
+		h.Push(sc, scored{seq, sc})
 	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	return h
+	return h.Sorted()
 }

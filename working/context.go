@@ -121,8 +121,8 @@ func (s *Service) Context(ctx context.Context, sessionID string, tokenLimit int)
 	if err := checkID("session id", sessionID); err != nil {
 		return nil, err
 	}
-	if tokenLimit < 1 || tokenLimit > s.cfg.MaxBudget {
-		return nil, engram.Errorf(engram.EINVALID, "token_limit must be between 1 and %d", s.cfg.MaxBudget)
+	if err := engram.CheckBudget("token_limit", tokenLimit, s.cfg.MaxBudget); err != nil {
+		return nil, err
 	}
 	_, events, err := s.store.SessionEvents(ctx, sessionID)
 	if err != nil {

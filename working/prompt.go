@@ -32,8 +32,8 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, engram.Errorf(engram.EINVALID, "query must not be empty")
 	}
-	if req.TokenBudget < 1 || req.TokenBudget > s.cfg.MaxBudget {
-		return nil, engram.Errorf(engram.EINVALID, "token_budget must be between 1 and %d", s.cfg.MaxBudget)
+	if err := engram.CheckBudget("token_budget", req.TokenBudget, s.cfg.MaxBudget); err != nil {
+		return nil, err
 	}
 	if req.AgentID != "" {
 		if err := checkID("agent_id", req.AgentID); err != nil {

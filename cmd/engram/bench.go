@@ -170,27 +170,14 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			defer f.Close()
 			trace = bufio.NewWriter(f)
 		}
-		var out []bench.LearningSeed
-		for _, seed := range list {
-			opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,
-				Rounds: *rounds, Conversations: *convs, Seed: uint64(seed), SameOrigin: *sameOrigin}
-			if trace != nil {
-				opt.Trace = trace
-			}
-			s := bench.LearningSeed{Seed: uint64(seed)}
-			for _, run := range []struct {
-				name   string
-				out    **bench.LearningRun
-				mix    bench.Mix
-				poison float64
-			}{{"clean", &s.Clean, m, 0}, {"poisoned", &s.Poisoned, m, *poison}, {"plain", &s.Plain, bench.Mix{}, 0}} {
-				opt.Mix, opt.Poison, opt.Prefix = run.mix, run.poison, fmt.Sprintf("learning%d-%s-", seed, run.name)
-				if *run.out, err = bench.RunLearning(ctx, svc, opt); err != nil {
-					return err
-				}
-				fmt.Fprintf(os.Stderr, "seed %d %s done\n", seed, run.name)
-			}
-			out = append(out, s)
+		opt := bench.LearningOptions{Path: *data, Mix: m, FeedbackBudget: *feedbackBudget, EvalBudget: *budget,
+			Rounds: *rounds, Conversations: *convs, SameOrigin: *sameOrigin}
+		if trace != nil {
+			opt.Trace = trace
+		}
+		out, err := bench.RunLearningSeeds(ctx, svc, opt, list, *poison, os.Stderr)
+		if err != nil {
+			return err
 		}
 		if trace != nil {
 			if err := trace.Flush(); err != nil {

@@ -78,13 +78,7 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 		w = file
 	}
 	buf := bufio.NewWriterSize(w, 256<<10)
-	enc := learning.NewEncoder(buf, f)
-	n := 0
-	if f.Paired() {
-		_, err = db.EachPair(ctx, filter, func(p *engram.Pair) error { n++; return enc.Pair(p) })
-	} else {
-		_, err = db.EachUnpaired(ctx, filter, func(u *engram.Unpaired) error { n++; return enc.Unpaired(u) })
-	}
+	n, err := learning.Export(ctx, db, buf, f, filter)
 	if err == nil {
 		err = buf.Flush()
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
 	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
 	"github.com/engram-memory/engram/web"
@@ -97,7 +98,7 @@ type Services struct {
 	// configured; nil otherwise. Main runs it in the background.
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
-	Sleep       *reflections.Sleeper
+	Sleep       *sleep.Sleeper
 	// Working is L1 working memory, personas and /v1/prompt.
 	Working *working.Service
 	// Mirror follows the change feed into the file mirror when
@@ -134,7 +135,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		rc.Chat = reflections.NewChat(r.BaseURL, r.Model, r.APIKey, r.Timeout)
 	}
 	services.Reflections = reflections.New(db, rc, logger)
-	services.Sleep = reflections.NewSleeper(db, services.Reflections, reflections.SleepConfig{
+	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
 	services.Working = working.New(db, db, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
@@ -192,7 +193,8 @@ func holderName() string {
 	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
 
-// exporter adapts the export formats of learning to the server.
+// exporter adapts the export formats of learning to the server and the
+// console.
 func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 	f, err := learning.ParseFormat(format)
 	if err != nil {
@@ -209,13 +211,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *sl
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
 		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
-		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
-			f, err := learning.ParseFormat(format)
-			if err != nil {
-				return nil, false, err
-			}
-			return learning.NewEncoder(w, f), f.Paired(), nil
-		},
+		Export:     func(w io.Writer, format string) (web.PairEncoder, bool, error) { return exporter(w, format) },
 		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
 		Logger: logger.With("component", "console"),
 	})
@@ -304,7 +300,7 @@ func (m *Main) Start(ctx context.Context) error {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
 	}
 	if every := m.Config.Sessions.CleanupInterval; every > 0 {
-		m.background.Go(func() { m.cleanSessionsEvery(bg, every, services.Working) })
+		m.background.Go(func() { services.Working.CleanupEvery(bg, every) })
 	}
 	if services.Mirror != nil {
 		m.background.Go(func() { services.Mirror.Run(bg, m.Config.Mirror.Poll) })
@@ -419,24 +415,4 @@ func (m *Main) Close() error {
 	}
 	m.Logger.Info("engram stopped")
 	return errors.Join(errs...)
-}
-
-// cleanSessionsEvery deletes expired sessions every interval until ctx
-// ends. Any server may run it; deleting what another already deleted is a
-// no-op.
-func (m *Main) cleanSessionsEvery(ctx context.Context, every time.Duration, w *working.Service) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := w.Cleanup(ctx); err != nil {
-				m.Logger.Error("session cleanup failed", "err", err)
-			} else if n > 0 {
-				m.Logger.Info("expired sessions deleted", "sessions", n)
-			}
-		}
-	}
 }

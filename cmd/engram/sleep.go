@@ -13,8 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/reflections"
-	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/sleep"
 )
 
 // sleepMetrics count the sleep cycle's runs and changes on /metrics.
@@ -47,58 +46,18 @@ func (m *sleepMetrics) add(r *engram.SleepResult) {
 	}
 }
 
-// sleepAll runs one sleep cycle for every tenant (or only the named one),
-// calling report after each; an error of one tenant does not stop the
-// others.
-func sleepAll(ctx context.Context, db *store.DB, sleeper *reflections.Sleeper, only string,
-	report func(tenant *engram.Tenant, r *engram.SleepResult, err error)) error {
-	tenants, err := db.FindTenants(ctx)
-	if err != nil {
-		return err
-	}
-	found := only == ""
-	for _, t := range tenants {
-		if only != "" && t.Name != only {
-			continue
-		}
-		found = true
-		actx := engram.NewContextWithActor(engram.NewContextWithTenant(ctx, t.ID), engram.Actor{KeyID: "sleep"})
-		r, err := sleeper.Sleep(actx)
-		report(t, r, err)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	if !found {
-		return engram.Errorf(engram.ENOTFOUND, "tenant %q not found", only)
-	}
-	return nil
-}
-
 // sleepEvery runs the sleep cycle over every tenant each interval until
 // ctx ends, logging and counting what it did.
-func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *reflections.Sleeper, metrics *sleepMetrics) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *sleep.Sleeper, metrics *sleepMetrics) {
+	sleeper.Run(ctx, every, func(tenant *engram.Tenant, r *engram.SleepResult, err error) {
+		if err != nil {
+			m.Logger.Warn("sleep failed", "tenant", tenant.Name, "err", err)
 			return
-		case <-t.C:
 		}
-		err := sleepAll(ctx, m.DB, sleeper, "", func(tenant *engram.Tenant, r *engram.SleepResult, err error) {
-			if err != nil {
-				m.Logger.Warn("sleep failed", "tenant", tenant.Name, "err", err)
-				return
-			}
-			metrics.add(r)
-			m.Logger.Info("sleep", "tenant", tenant.Name, "merged", r.Merged, "archived", r.Archived, "expired", r.Expired,
-				"events_folded", r.EventsFolded, "reflections_written", len(r.Reflect.Written), "conflicts", r.Conflicts)
-		})
-		if err != nil && !errors.Is(err, context.Canceled) {
-			m.Logger.Warn("sleep cycle failed", "err", err)
-		}
-	}
+		metrics.add(r)
+		m.Logger.Info("sleep", "tenant", tenant.Name, "merged", r.Merged, "archived", r.Archived, "expired", r.Expired,
+			"events_folded", r.EventsFolded, "reflections_written", len(r.Reflect.Written), "conflicts", r.Conflicts)
+	}, func(err error) { m.Logger.Warn("sleep cycle failed", "err", err) })
 }
 
 // runSleep is `engram sleep`: one cycle for every tenant, or --tenant's,
@@ -126,7 +85,7 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 	}
 	var failed error
 	enc := json.NewEncoder(stdout)
-	err = sleepAll(ctx, db, services.Sleep, *tenant, func(t *engram.Tenant, r *engram.SleepResult, err error) {
+	err = services.Sleep.SleepAll(ctx, *tenant, func(t *engram.Tenant, r *engram.SleepResult, err error) {
 		if err != nil {
 			failed = errors.Join(failed, fmt.Errorf("tenant %s: %w", t.Name, err))
 			return

@@ -1,29 +1,38 @@
-package reflections
+// Package sleep is engram's sleep cycle (DESIGN §5): for each tenant, it
+// merges near duplicates, archives what decayed and what expired, folds
+// old feedback events, and has the reflector re-reflect the groups that
+// changed. It is a workflow over ordinary, version-checked store writes;
+// it declares the small Store and Reflector it needs, and cmd/engram
+// wires them (the store and the reflections service).
+package sleep
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/analysis"
 )
 
-// SleepStore is what the sleep cycle needs from the store, beyond the
-// reflector's Store.
-type SleepStore interface {
-	Store
+// Store is what the sleep cycle needs from the store.
+type Store interface {
+	FindTenants(ctx context.Context) ([]*engram.Tenant, error)
+	FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.MemoryPage, error)
 	UpdateMemory(ctx context.Context, id string, upd engram.MemoryUpdate) (*engram.Memory, error)
 	DeleteMemory(ctx context.Context, id string, expectVersion *int64) (*engram.Memory, error)
 	FoldFeedbackEvents(ctx context.Context, before time.Time) (int64, error)
 	EventLogBytes(ctx context.Context) (int64, error)
 }
 
-// SleepConfig tunes the sleep cycle.
-type SleepConfig struct {
+// Reflector re-reflects the tenant's groups that changed.
+type Reflector interface {
+	Reflect(ctx context.Context, req engram.ReflectRequest) (*engram.ReflectResult, error)
+}
+
+// Config tunes the sleep cycle.
+type Config struct {
 	// MergeSimilarity is the term overlap (Jaccard) at which two memories
 	// of one category and owner are near duplicates and merged.
 	MergeSimilarity float64
@@ -45,16 +54,17 @@ type SleepConfig struct {
 // still at the version the sleep read, so a sleep racing a client, or
 // another server's sleep, never overwrites a newer state.
 type Sleeper struct {
-	store   SleepStore
-	reflect *Service
-	cfg     SleepConfig
+	store   Store
+	reflect Reflector
+	cfg     Config
 	now     engram.Clock
 }
 
 var _ engram.SleepService = (*Sleeper)(nil)
 
-// NewSleeper returns the sleep cycle; reflector re-reflects.
-func NewSleeper(st SleepStore, reflector *Service, cfg SleepConfig, now engram.Clock) *Sleeper {
+// New returns the sleep cycle; reflector re-reflects. A nil now means
+// time.Now.
+func New(st Store, reflector Reflector, cfg Config, now engram.Clock) *Sleeper {
 	if now == nil {
 		now = time.Now
 	}
@@ -104,6 +114,9 @@ func (s *Sleeper) Sleep(ctx context.Context) (*engram.SleepResult, error) {
 	return res, nil
 }
 
+// pageSize is how many memories one read of the store returns.
+const pageSize = 500
+
 // liveMemories reads the tenant's valid, unarchived memories, expired ones
 // included (the list leaves those out unless asked).
 func (s *Sleeper) liveMemories(ctx context.Context) ([]*engram.Memory, error) {
@@ -126,8 +139,8 @@ func (s *Sleeper) liveMemories(ctx context.Context) ([]*engram.Memory, error) {
 	}
 }
 
-// decayed reports a memory whose retention before its floor fell below
-// ArchiveBelow. P0 memories never decay; keyed memories are state a client
+// decayed reports a memory whose retention before its floor
+// (engram.Retention, which the recall score uses) fell below ArchiveBelow. P0 memories never decay; keyed memories are state a client
 // set on purpose (they expire through expires_at) and are not archived by
 // age.
 func (s *Sleeper) decayed(m *engram.Memory, now time.Time) bool {
@@ -138,15 +151,7 @@ func (s *Sleeper) decayed(m *engram.Memory, now time.Time) bool {
 	if !(st > 0) {
 		st = s.cfg.Scoring.Stability(m.Priority)
 	}
-	if !(st > 0) {
-		return false
-	}
-	clock := m.ReinforcedAt
-	if clock.IsZero() {
-		clock = m.CreatedAt
-	}
-	days := now.Sub(clock).Hours() / 24
-	return math.Exp(-days/st) < s.cfg.ArchiveBelow
+	return engram.Retention(m.AgeDays(now), st) < s.cfg.ArchiveBelow
 }
 
 // archive takes m out of the active set at the version read; a memory
@@ -196,7 +201,7 @@ func (s *Sleeper) merge(ctx context.Context, keep, drop *engram.Memory, res *eng
 	source := json.RawMessage(raw)
 	tags := append([]string(nil), keep.Tags...)
 	for _, t := range drop.Tags {
-		if !hasTag(keep, t) {
+		if !slices.Contains(keep.Tags, t) {
 			tags = append(tags, t)
 		}
 	}
@@ -216,84 +221,4 @@ func (s *Sleeper) merge(ctx context.Context, keep, drop *engram.Memory, res *eng
 	}
 	res.Merged++
 	return nil
-}
-
-// maxCandidates bounds the memories one term proposes as near duplicates.
-const maxCandidates = 2000
-
-// nearDuplicates pairs memories of one category and owner, without keys,
-// whose terms overlap by at least sim: (keep, drop), each memory in at
-// most one pair. The one kept has the better record (up minus down
-// votes), then is the older. Candidates come from each memory's three
-// rarest terms, so the work grows with the memories, not their square: a
-// pair at 0.9 overlap shares nearly every term, the rare ones included.
-// A memory whose rarest terms are each held by more than maxCandidates
-// memories is not paired: the search is approximate by design.
-func nearDuplicates(ms []*engram.Memory, sim float64) [][2]*engram.Memory {
-	if sim <= 0 || sim > 1 {
-		return nil
-	}
-	type bucketKey struct{ category, agent string }
-	buckets := map[bucketKey][]*engram.Memory{}
-	for _, m := range ms {
-		if m.Key == "" {
-			k := bucketKey{m.Category, m.AgentID}
-			buckets[k] = append(buckets[k], m)
-		}
-	}
-	keys := make([]bucketKey, 0, len(buckets))
-	for k := range buckets {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].category < keys[j].category || keys[i].category == keys[j].category && keys[i].agent < keys[j].agent
-	})
-	var out [][2]*engram.Memory
-	for _, k := range keys {
-		list := buckets[k]
-		sort.SliceStable(list, func(i, j int) bool { return older(list[i], list[j]) })
-		terms := make([][]string, len(list))
-		postings := map[string][]int{}
-		for i, m := range list {
-			terms[i] = analysis.UniqueTerms(m.Content + "\n" + m.Summary)
-			for _, t := range terms[i] {
-				postings[t] = append(postings[t], i)
-			}
-		}
-		paired := make([]bool, len(list))
-		for i := range list {
-			if paired[i] || len(terms[i]) == 0 {
-				continue
-			}
-			rare := append([]string(nil), terms[i]...)
-			sort.SliceStable(rare, func(a, b int) bool { return len(postings[rare[a]]) < len(postings[rare[b]]) })
-			seen := map[int]bool{}
-			for _, t := range rare[:min(3, len(rare))] {
-				if len(postings[t]) > maxCandidates {
-					break // even its rarest terms are common: too generic to pair cheaply
-				}
-				for _, j := range postings[t] {
-					if j <= i || paired[j] || seen[j] {
-						continue
-					}
-					seen[j] = true
-					shared, onlyA, onlyB := overlap(terms[i], terms[j])
-					if float64(shared)/float64(shared+onlyA+onlyB) < sim {
-						continue
-					}
-					keep, drop := list[i], list[j]
-					if drop.UpCount-drop.DownCount > keep.UpCount-keep.DownCount {
-						keep, drop = drop, keep
-					}
-					out = append(out, [2]*engram.Memory{keep, drop})
-					paired[i], paired[j] = true, true
-					break
-				}
-				if paired[i] {
-					break
-				}
-			}
-		}
-	}
-	return out
 }
