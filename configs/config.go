@@ -52,7 +52,21 @@ type Config struct {
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
 	Sessions   engram.SessionsConfig `yaml:"sessions"`
+	Quotas     QuotasConfig          `yaml:"quotas"`
 	Mirror     MirrorConfig          `yaml:"mirror"`
+}
+
+// QuotasConfig bounds what one tenant may hold; 0 leaves a quota
+// unlimited. A write past a quota is refused (403 quota_exceeded) and
+// writes nothing, whichever door it came through.
+type QuotasConfig struct {
+	// MaxMemories bounds the tenant's live (not deleted) memories.
+	MaxMemories int64 `yaml:"max_memories"`
+	// MaxBytes bounds the bytes of content of those memories.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxSessions bounds the tenant's L1 sessions (expired ones count
+	// until the cleaner deletes them).
+	MaxSessions int64 `yaml:"max_sessions"`
 }
 
 // MirrorConfig configures the file mirror (journal): every tenant's
@@ -151,6 +165,15 @@ type StoreConfig struct {
 type AuthConfig struct {
 	APIKey        string `yaml:"api_key" secret:"true"`
 	DefaultTenant string `yaml:"default_tenant"`
+	// FailureBurst is how many failed sign-ins or bad bearer keys one
+	// client address may send before it is answered 429 (with
+	// Retry-After) without its key being checked; it earns one more try
+	// every FailureRefill. Successes cost nothing.
+	FailureBurst  int           `yaml:"failure_burst"`
+	FailureRefill time.Duration `yaml:"failure_refill"`
+	// FailureClients bounds the client addresses remembered (the least
+	// recently failing are forgotten first).
+	FailureClients int `yaml:"failure_clients"`
 }
 
 // RouterConfig tunes the query router's per-tenant models, which are a
@@ -195,7 +218,7 @@ func Default() Config {
 			MaxOpenConns: 8,
 			BusyTimeout:  5 * time.Second,
 		},
-		Auth:       AuthConfig{DefaultTenant: "default"},
+		Auth:       AuthConfig{DefaultTenant: "default", FailureBurst: 10, FailureRefill: time.Second, FailureClients: 10000},
 		Limits:     engram.DefaultLimitsConfig(),
 		Memory:     engram.DefaultMemoryConfig(),
 		Tokens:     TokensConfig{Encoding: "cl100k_base"},
@@ -393,6 +416,12 @@ func (c Config) Validate() error {
 	if c.Auth.APIKey != "" && len(c.Auth.APIKey) < 16 {
 		bad("auth.api_key", "must be at least 16 characters")
 	}
+	if a := c.Auth; a.FailureBurst < 1 || a.FailureRefill <= 0 || a.FailureClients < 1 {
+		bad("auth", "failure_burst and failure_clients must be at least 1 and failure_refill positive")
+	}
+	if q := c.Quotas; q.MaxMemories < 0 || q.MaxBytes < 0 || q.MaxSessions < 0 {
+		bad("quotas", "max_memories, max_bytes and max_sessions must not be negative (0: unlimited)")
+	}
 	l := c.Limits
 	for key, n := range map[string]int64{
 		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
@@ -444,8 +473,8 @@ func (c Config) Validate() error {
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
 	}
-	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 {
-		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1 and max_persona_bytes ≥ 1")
+	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 || sc.MaxEvents < 1 {
+		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1, max_persona_bytes ≥ 1 and max_events ≥ 1")
 	} else if sc.ChatBaseURL != "" {
 		if u, err := url.Parse(sc.ChatBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("sessions.chat_base_url", "want an http(s) URL such as https://api.openai.com/v1")

@@ -510,6 +510,9 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 	if err := tx.CreateInBatches(rows, insertBatchRows).Error; err != nil {
 		return fmt.Errorf("store: insert memory: %w", err)
 	}
+	if err := db.checkQuota(tx, tenant, rowsUsage(rows)); err != nil {
+		return err
+	}
 	created := make([]*engram.Memory, len(rows))
 	for j := range rows {
 		created[j] = rows[j].toMemory()
@@ -676,6 +679,9 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	}
 	if res.RowsAffected == 0 {
 		return nil, errRetry
+	}
+	if err := db.checkQuota(tx, tenant, changeUsage(row, &next)); err != nil {
+		return nil, err
 	}
 	out := next.toMemory()
 	return out, db.appendEvent(ctx, tenant, action, before, out)

@@ -82,6 +82,8 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 	return store.Open(ctx, store.Options{
 		Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, DataDir: cfg.DataDir, MaxOpenConns: cfg.Store.MaxOpenConns,
 		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Rules: cfg.Rules(),
+		MaxSessionEvents: cfg.Sessions.MaxEvents,
+		Quotas:           store.Quotas{Memories: cfg.Quotas.MaxMemories, Bytes: cfg.Quotas.MaxBytes, Sessions: cfg.Quotas.MaxSessions},
 	})
 }
 
