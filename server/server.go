@@ -44,6 +44,8 @@ type Config struct {
 	TrustedProxies []string
 	// Registry receives engram's metrics; /metrics serves it.
 	Registry *prometheus.Registry
+	// Quotas, when set, reports the writes quotas refused, for /metrics.
+	Quotas QuotaRefusals
 	// Console and MCP, when set, are mounted at /console/ and /mcp: the web
 	// console and the MCP server are their own packages, and the server
 	// only routes to them, behind its request id, recovery, logs and
@@ -79,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, engine: gin.New()}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Memories); err != nil {
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Memories, cfg.Quotas); err != nil {
 		return nil, err
 	}
 	e := s.engine

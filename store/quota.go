@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
@@ -92,6 +93,14 @@ func (db *DB) checkQuota(tx *gorm.DB, tenant string, added usage) error {
 	if err := tx.Raw(`SELECT memories, bytes, sessions FROM tenant_usage WHERE tenant_id = ?`, tenant).Scan(&u).Error; err != nil {
 		return fmt.Errorf("store: read tenant usage: %w", err)
 	}
+	return db.overQuota(added, u)
+}
+
+// overQuota refuses, with EQUOTA naming the quota and its limit, a write
+// that added to a quota the tenant's usage u is now past, and counts the
+// refusal.
+func (db *DB) overQuota(added, u usage) error {
+	q := db.quotas
 	switch {
 	case added.Memories > 0 && q.Memories > 0 && u.Memories > q.Memories:
 		db.refusals.memories.Add(1)
@@ -104,4 +113,27 @@ func (db *DB) checkQuota(tx *gorm.DB, tenant string, added usage) error {
 		return engram.Errorf(engram.EQUOTA, "sessions quota reached: the tenant may hold at most %d sessions (quotas.max_sessions); expired ones count until they are cleaned up", q.Sessions)
 	}
 	return nil
+}
+
+// CheckQuota reports, without writing or locking, whether the tenant in
+// ctx has room for memories more memories holding bytes more bytes of
+// content: EQUOTA as a write past the quota would get. A caller that
+// writes in two transactions (a session's events, then their episodes)
+// asks first, so that a refusal usually writes nothing; the write itself
+// is still checked, so a race between the two never overshoots a quota.
+func (db *DB) CheckQuota(ctx context.Context, memories, bytes int64) error {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return err
+	}
+	q := db.quotas
+	if !(memories > 0 && q.Memories > 0 || bytes > 0 && q.Bytes > 0) {
+		return nil
+	}
+	var u usage
+	if err := db.r.WithContext(ctx).Raw(`SELECT memories, bytes, sessions FROM tenant_usage WHERE tenant_id = ?`, tenant).
+		Scan(&u).Error; err != nil {
+		return fmt.Errorf("store: read tenant usage: %w", err)
+	}
+	return db.overQuota(usage{Memories: memories, Bytes: bytes}, usage{Memories: u.Memories + memories, Bytes: u.Bytes + bytes})
 }

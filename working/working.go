@@ -32,6 +32,9 @@ type Store interface {
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
 	FindWorkingState(ctx context.Context, scope, scopeID string) (*engram.WorkingState, error)
 	UpdateWorkingState(ctx context.Context, sessionID, scope, scopeID string, ttl time.Duration, change func(cur *engram.WorkingState) (*engram.WorkingState, error)) (*engram.WorkingState, error)
+	// CheckQuota is EQUOTA when the tenant has no room for memories more
+	// memories of bytes more bytes; it writes nothing.
+	CheckQuota(ctx context.Context, memories, bytes int64) error
 }
 
 // Memories is what the working memory needs of L2: episodes and

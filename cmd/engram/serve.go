@@ -165,7 +165,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
-		Registry: registry,
+		Registry: registry, Quotas: db,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
