@@ -184,7 +184,9 @@ type SessionEnd struct {
 // expired, or belongs to another tenant, and EINVALID for a bad id.
 type SessionService interface {
 	// AppendEvents adds events to the session, creating it on its first
-	// post. ECONFLICT when it is closed or names another resource.
+	// post. ECONFLICT when it is closed or names another resource;
+	// ETOOLARGE past sessions.max_events; EQUOTA past a tenant quota
+	// (sessions, or memories and bytes for the messages' episodes).
 	AppendEvents(ctx context.Context, sessionID string, b EventBatch) (*EventsResult, error)
 	// Events returns the session and one page of its events; a reader
 	// never holds more than a page of a long session. EINVALID for a bad
