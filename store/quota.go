@@ -20,6 +20,15 @@ import (
 // past a quota is refused with EQUOTA inside its own transaction, so it
 // writes nothing; a write that adds nothing (a delete, a vote, a smaller
 // replacement) is never refused, even past a quota that was lowered.
+//
+// On PostgreSQL the trigger's UPDATE locks the tenant's usage row from
+// the write that moves it until commit, so writers of one tenant that
+// add or remove memories (or change their content) queue there, as they
+// already queue on the tenant's feed row at commit; votes and access
+// counts never touch it. A transaction that writes several memories may
+// take the usage row before another memory's row lock, so two such
+// transactions can deadlock; PostgreSQL breaks it and the store's
+// retries of transient errors run the loser again.
 type Quotas struct {
 	Memories int64
 	Bytes    int64
