@@ -32,6 +32,8 @@ func mayImport(pkg, dep string) bool {
 		return dep == module || slices.Contains(leaves, dep) || dep == module+"/store" || dep == module+"/index"
 	case pkg == module:
 		return false
+	case strings.HasPrefix(pkg, module+"/internal/"):
+		return dep == module || slices.Contains(leaves, dep) || strings.HasPrefix(dep, module+"/internal/")
 	}
 	return dep == module || slices.Contains(leaves, dep) || strings.HasPrefix(dep, module+"/internal/")
 }

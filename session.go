@@ -120,6 +120,25 @@ type EventsResult struct {
 	Events  []*SessionEvent `json:"events"`
 }
 
+// EventPage asks for one page of a session's events, oldest first.
+type EventPage struct {
+	// Limit is the page size: 0 means limits.default_list_limit, and more
+	// than limits.max_list_limit is EINVALID.
+	Limit int
+	// Cursor is "" for the first page, else a previous page's NextCursor.
+	Cursor string
+	// Newest asks for the session's last Limit events instead (still
+	// oldest first, with no NextCursor), as the console shows them.
+	Newest bool
+}
+
+// EventList is one page of a session's events.
+type EventList struct {
+	Session    *Session        `json:"session"`
+	Events     []*SessionEvent `json:"events"`
+	NextCursor string          `json:"next_cursor,omitempty"` // "" on the last page
+}
+
 // SessionContext is a session rendered as a prompt section.
 type SessionContext struct {
 	SessionID  string `json:"session_id"`
@@ -165,18 +184,25 @@ type SessionEnd struct {
 // expired, or belongs to another tenant, and EINVALID for a bad id.
 type SessionService interface {
 	// AppendEvents adds events to the session, creating it on its first
-	// post. ECONFLICT when it is closed or names another resource.
+	// post. ECONFLICT when it is closed or names another resource;
+	// ETOOLARGE past sessions.max_events; EQUOTA past a tenant quota
+	// (sessions, or memories and bytes for the messages' episodes).
 	AppendEvents(ctx context.Context, sessionID string, b EventBatch) (*EventsResult, error)
-	// Events returns the session and its events, oldest first.
-	Events(ctx context.Context, sessionID string) (*Session, []*SessionEvent, error)
+	// Events returns the session and one page of its events; a reader
+	// never holds more than a page of a long session. EINVALID for a bad
+	// limit or cursor.
+	Events(ctx context.Context, sessionID string, page EventPage) (*EventList, error)
 	// Context renders the session within tokenLimit tokens.
 	Context(ctx context.Context, sessionID string, tokenLimit int) (*SessionContext, error)
 	// State returns the session's (or its resource's) document.
 	State(ctx context.Context, sessionID, scope string) (*WorkingState, error)
 	// PutState sets the document and, when schema is not nil, its schema.
-	// EUNPROCESSABLE when the document fails the schema.
+	// A session's own document (scope session) may be its first write: it
+	// creates the session. EUNPROCESSABLE when the document fails the
+	// schema.
 	PutState(ctx context.Context, sessionID, scope string, state, schema json.RawMessage) (*WorkingState, error)
-	// PatchState applies a JSON Merge Patch (RFC 7396) to the document.
+	// PatchState applies a JSON Merge Patch (RFC 7396) to the document,
+	// creating the session as PutState does.
 	PatchState(ctx context.Context, sessionID, scope string, patch json.RawMessage) (*WorkingState, error)
 	// End distils the session into L2 strategies and closes it.
 	// ECONFLICT when it is already closed.
@@ -196,6 +222,10 @@ type SessionsConfig struct {
 	WholeRounds int `yaml:"whole_rounds"`
 	// MaxPersonaBytes bounds an agent's persona (agent.md).
 	MaxPersonaBytes int `yaml:"max_persona_bytes"`
+	// MaxEvents caps the events of one session: a post past it is
+	// refused (413) and writes nothing. It also bounds what rendering a
+	// session's context or ending it reads.
+	MaxEvents int64 `yaml:"max_events"`
 	// ChatBaseURL, when set, names an OpenAI-compatible chat endpoint that
 	// summarises older rounds; any failure falls back to the
 	// deterministic one-line compression.
@@ -206,9 +236,9 @@ type SessionsConfig struct {
 }
 
 // DefaultSessionsConfig returns a 24-hour TTL cleaned every 10 minutes,
-// messages remembered, the last 3 rounds whole, personas up to 16 KiB and
-// no chat summariser.
+// messages remembered, the last 3 rounds whole, personas up to 16 KiB,
+// 10,000 events a session and no chat summariser.
 func DefaultSessionsConfig() SessionsConfig {
 	return SessionsConfig{TTL: 24 * time.Hour, CleanupInterval: 10 * time.Minute, RememberMessages: true, WholeRounds: 3,
-		MaxPersonaBytes: 16 << 10, ChatModel: "gpt-4o-mini", ChatTimeout: 10 * time.Second}
+		MaxPersonaBytes: 16 << 10, MaxEvents: 10000, ChatModel: "gpt-4o-mini", ChatTimeout: 10 * time.Second}
 }

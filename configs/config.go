@@ -39,7 +39,21 @@ type Config struct {
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
 	Sessions   engram.SessionsConfig `yaml:"sessions"`
+	Quotas     QuotasConfig          `yaml:"quotas"`
 	Mirror     MirrorConfig          `yaml:"mirror"`
+}
+
+// QuotasConfig bounds what one tenant may hold; 0 leaves a quota
+// unlimited. A write past a quota is refused (403 quota_exceeded) and
+// writes nothing, whichever door it came through.
+type QuotasConfig struct {
+	// MaxMemories bounds the tenant's live (not deleted) memories.
+	MaxMemories int64 `yaml:"max_memories"`
+	// MaxBytes bounds the bytes of content of those memories.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxSessions bounds the tenant's L1 sessions (expired ones count
+	// until the cleaner deletes them).
+	MaxSessions int64 `yaml:"max_sessions"`
 }
 
 // MirrorConfig configures the file mirror (journal): every tenant's
@@ -124,6 +138,15 @@ type StoreConfig struct {
 type AuthConfig struct {
 	APIKey        string `yaml:"api_key" secret:"true"`
 	DefaultTenant string `yaml:"default_tenant"`
+	// FailureBurst is how many failed sign-ins or bad bearer keys one
+	// client address may send before it is answered 429 (with
+	// Retry-After) without its key being checked; it earns one more try
+	// every FailureRefill. Successes cost nothing.
+	FailureBurst  int           `yaml:"failure_burst"`
+	FailureRefill time.Duration `yaml:"failure_refill"`
+	// FailureClients bounds the client addresses remembered (the least
+	// recently failing are forgotten first).
+	FailureClients int `yaml:"failure_clients"`
 }
 
 // RouterConfig tunes the query router's per-tenant models, which are a
@@ -168,7 +191,7 @@ func Default() Config {
 			MaxOpenConns: 8,
 			BusyTimeout:  5 * time.Second,
 		},
-		Auth:       AuthConfig{DefaultTenant: "default"},
+		Auth:       AuthConfig{DefaultTenant: "default", FailureBurst: 10, FailureRefill: time.Second, FailureClients: 10000},
 		Limits:     engram.DefaultLimitsConfig(),
 		Memory:     engram.DefaultMemoryConfig(),
 		Tokens:     TokensConfig{Encoding: "cl100k_base"},

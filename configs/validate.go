@@ -61,6 +61,12 @@ func (c Config) Validate() error {
 	if c.Auth.APIKey != "" && len(c.Auth.APIKey) < 16 {
 		bad("auth.api_key", "must be at least 16 characters")
 	}
+	if a := c.Auth; a.FailureBurst < 1 || a.FailureRefill <= 0 || a.FailureClients < 1 {
+		bad("auth", "failure_burst and failure_clients must be at least 1 and failure_refill positive")
+	}
+	if q := c.Quotas; q.MaxMemories < 0 || q.MaxBytes < 0 || q.MaxSessions < 0 {
+		bad("quotas", "max_memories, max_bytes and max_sessions must not be negative (0: unlimited)")
+	}
 	l := c.Limits
 	for key, n := range map[string]int64{
 		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
@@ -112,8 +118,8 @@ func (c Config) Validate() error {
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
 	}
-	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 {
-		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1 and max_persona_bytes ≥ 1")
+	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 || sc.MaxEvents < 1 {
+		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1, max_persona_bytes ≥ 1 and max_events ≥ 1")
 	} else if sc.ChatBaseURL != "" {
 		if u, err := url.Parse(sc.ChatBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("sessions.chat_base_url", "want an http(s) URL such as https://api.openai.com/v1")

@@ -24,7 +24,7 @@ type metrics struct {
 // newMetrics registers request counts and latencies by route, memory
 // counts by state (read from the store at scrape time, across tenants,
 // with no tenant label so /metrics reveals no tenant), and the Go runtime.
-func newMetrics(reg *prometheus.Registry, memories engram.MemoryService) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, memories engram.MemoryService, quotas QuotaRefusals) (*metrics, error) {
 	m := &metrics{
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -35,7 +35,7 @@ func newMetrics(reg *prometheus.Registry, memories engram.MemoryService) (*metri
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"method", "route"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, &memoryCollector{svc: memories},
+	for _, c := range []prometheus.Collector{m.requests, m.latency, &memoryCollector{svc: memories}, quotaCollector{quotas},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -102,5 +102,28 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := c.counts
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(memoriesDesc, prometheus.GaugeValue, float64(n), state)
+	}
+}
+
+// QuotaRefusals counts, by quota name, the writes a per-tenant quota
+// refused in this process, whatever door they came through (the store).
+type QuotaRefusals interface {
+	QuotaRefusals() map[string]int64
+}
+
+var quotaRefusalsDesc = prometheus.NewDesc("engram_quota_refusals_total",
+	"Writes refused because a tenant's quota (memories, bytes, sessions) was used up.", []string{"quota"}, nil)
+
+// quotaCollector reports QuotaRefusals; no tenant label, as for memories.
+type quotaCollector struct{ src QuotaRefusals }
+
+func (c quotaCollector) Describe(ch chan<- *prometheus.Desc) { ch <- quotaRefusalsDesc }
+
+func (c quotaCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.src == nil {
+		return
+	}
+	for quota, n := range c.src.QuotaRefusals() {
+		ch <- prometheus.MustNewConstMetric(quotaRefusalsDesc, prometheus.CounterValue, float64(n), quota)
 	}
 }

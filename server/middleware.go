@@ -5,14 +5,19 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/peer"
+	"github.com/engram-memory/engram/internal/ratelimit"
 )
 
 const requestIDHeader = "X-Request-ID"
@@ -105,4 +110,75 @@ func (s *Server) authenticate(c *gin.Context) {
 	ctx = engram.NewContextWithActor(ctx, engram.Actor{KeyID: key.ID, RequestID: c.GetString("request_id")})
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
+}
+
+// peerInfo puts the client's address (gin's ClientIP, which believes
+// X-Forwarded-For from server.trusted_proxies only) and whether it came
+// over TLS into the request context, for the handlers mounted below the
+// server (the console's cookies and sign-in slowdown).
+func (s *Server) peerInfo(c *gin.Context) {
+	r := c.Request
+	secure := r.TLS != nil
+	if !secure && s.fromTrustedProxy(r) {
+		proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+		secure = strings.EqualFold(strings.TrimSpace(proto), "https")
+	}
+	c.Request = r.WithContext(peer.NewContext(r.Context(), peer.Info{Addr: c.ClientIP(), TLS: secure}))
+	c.Next()
+}
+
+// fromTrustedProxy reports whether the TCP peer of r is one of
+// server.trusted_proxies.
+func (s *Server) fromTrustedProxy(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range s.trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseProxies reads server.trusted_proxies: IPs and CIDRs.
+func parseProxies(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("server: trusted proxy %q is not an IP or CIDR", s)
+		}
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+	}
+	return out, nil
+}
+
+// slowGuessing answers 429 (with Retry-After), before the key is
+// checked, a client address that sent too many bad bearer keys, so that
+// guessing keys stays slow; a request that comes back 401 with a key
+// counts as a failure. Requests without a key cost nothing (they guess
+// nothing), nor do successes.
+func (s *Server) slowGuessing(c *gin.Context) {
+	addr := c.ClientIP()
+	if wait := s.cfg.Failures.Wait(addr); wait > 0 {
+		c.Header("Retry-After", strconv.Itoa(ratelimit.RetryAfter(wait)))
+		writeError(c, engram.Errorf(engram.ERATELIMITED, "too many bad API keys from this address; retry in %d s", ratelimit.RetryAfter(wait)))
+		return
+	}
+	c.Next()
+	if c.Writer.Status() == http.StatusUnauthorized && c.GetHeader("Authorization") != "" {
+		s.cfg.Failures.Fail(addr)
+	}
 }

@@ -8,12 +8,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/ratelimit"
 )
 
 // Limits bound what one request may send.
@@ -44,6 +46,11 @@ type Config struct {
 	TrustedProxies []string
 	// Registry receives engram's metrics; /metrics serves it.
 	Registry *prometheus.Registry
+	// Quotas, when set, reports the writes quotas refused, for /metrics.
+	Quotas QuotaRefusals
+	// Failures, when set, slows bad bearer keys per client address (REST
+	// and MCP); cmd/engram shares it with the console's sign-in.
+	Failures *ratelimit.Limiter
 	// Console and MCP, when set, are mounted at /console/ and /mcp: the web
 	// console and the MCP server are their own packages, and the server
 	// only routes to them, behind its request id, recovery, logs and
@@ -64,6 +71,7 @@ type Server struct {
 	cfg     Config
 	engine  *gin.Engine
 	metrics *metrics
+	trusted []netip.Prefix // cfg.TrustedProxies
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -79,11 +87,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, engine: gin.New()}
 	var err error
-	if s.metrics, err = newMetrics(cfg.Registry, cfg.Memories); err != nil {
+	if s.metrics, err = newMetrics(cfg.Registry, cfg.Memories, cfg.Quotas); err != nil {
 		return nil, err
 	}
 	e := s.engine
 	if err := e.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
+	if s.trusted, err = parseProxies(cfg.TrustedProxies); err != nil {
 		return nil, err
 	}
 	e.HandleMethodNotAllowed = true
@@ -91,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 	// a wrong path is a plain 404.
 	e.RedirectTrailingSlash = false
 	e.ContextWithFallback = true
-	e.Use(s.requestID, s.recoverer, s.logRequests, s.metrics.middleware)
+	e.Use(s.requestID, s.recoverer, s.logRequests, s.metrics.middleware, s.peerInfo)
 	e.NoRoute(func(c *gin.Context) { writeError(c, engram.Errorf(engram.ENOTFOUND, "no such endpoint")) })
 	e.NoMethod(func(c *gin.Context) {
 		writeError(c, &engram.Error{Code: errMethod, Message: "method not allowed on this endpoint"})
@@ -104,10 +115,10 @@ func New(cfg Config) (*Server, error) {
 		e.Any("/console/*path", gin.WrapH(cfg.Console))
 	}
 	if cfg.MCP != nil {
-		e.Any("/mcp", gin.WrapH(cfg.MCP))
+		e.Any("/mcp", s.slowGuessing, gin.WrapH(cfg.MCP))
 	}
 
-	v1 := e.Group("/v1", s.authenticate, strictQuery)
+	v1 := e.Group("/v1", s.slowGuessing, s.authenticate, strictQuery)
 	v1.POST("/memories", s.handleCreateMemory)
 	v1.POST("/memories/batch", s.handleCreateBatch)
 	v1.GET("/memories", s.handleListMemories)

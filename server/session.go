@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -133,17 +134,29 @@ func (s *Server) handleSessionEvents(c *gin.Context, id string) {
 	c.JSON(http.StatusCreated, res)
 }
 
+// handleListSessionEvents serves one page of a session's events, oldest
+// first: limit (default limits.default_list_limit, at most
+// limits.max_list_limit) and cursor (the previous page's next_cursor).
 func (s *Server) handleListSessionEvents(c *gin.Context, id string) {
-	if err := queryParams(c); err != nil {
+	if err := queryParams(c, "limit", "cursor"); err != nil {
 		writeError(c, err)
 		return
 	}
-	sess, events, err := s.cfg.Sessions.Events(c.Request.Context(), id)
+	page := engram.EventPage{Cursor: c.Query("cursor")}
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
+			return
+		}
+		page.Limit = n
+	}
+	list, err := s.cfg.Sessions.Events(c.Request.Context(), id, page)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"session": sess, "events": events})
+	c.JSON(http.StatusOK, list)
 }
 
 func (s *Server) handleSessionContext(c *gin.Context, id string) {

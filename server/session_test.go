@@ -52,7 +52,7 @@ func newSessionEnvOn(t testing.TB, db *store.DB, adjust ...func(*configs.Config)
 	lim := cfg.Limits
 	s, err := server.New(server.Config{
 		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
-		Sessions: w, Personas: w, Prompt: w,
+		Sessions: w, Personas: w, Prompt: w, Quotas: db,
 		Limits: server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {
@@ -213,7 +213,6 @@ func TestSessionBadInput(t *testing.T) {
 			{"context without limit", "GET", "/v1/sessions/s1/context", "", 400, engram.EINVALID, []string{"token_limit"}},
 			{"context over max", "GET", "/v1/sessions/s1/context?token_limit=8001", "", 400, engram.EINVALID, []string{"token_limit"}},
 			{"context of unknown", "GET", "/v1/sessions/nope/context?token_limit=100", "", 404, engram.ENOTFOUND, nil},
-			{"state of unknown", "PUT", "/v1/sessions/nope/state", `{"state":{}}`, 404, engram.ENOTFOUND, nil},
 			{"state not object", "PUT", "/v1/sessions/s1/state", `{"state":[1]}`, 400, engram.EINVALID, []string{"object"}},
 			{"state missing", "PUT", "/v1/sessions/s1/state", `{"schema":{}}`, 400, engram.EINVALID, []string{"state"}},
 			{"bad schema", "PUT", "/v1/sessions/s1/state", `{"state":{},"schema":{"type":"nope"}}`, 400, engram.EINVALID, []string{"schema"}},
@@ -249,6 +248,37 @@ func TestSessionBadInput(t *testing.T) {
 		}
 		if r := e.do(t, "GET", "/v1/sessions/s2/events", key, ""); r.Status != 404 {
 			t.Errorf("a refused first post created session s2: %s", r)
+		}
+		if r := e.do(t, "PUT", "/v1/sessions/s3/state", key, `{"state":{"x":1}}`); r.Status != 200 {
+			t.Errorf("state as the first write of s3: %s", r)
+		}
+	})
+}
+
+// TestSessionCreatedByState: a session's first write may be its state
+// (PUT or PATCH), which creates it, open with no events, as a first
+// event would; reads of an unknown session stay 404.
+func TestSessionCreatedByState(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newSessionEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		wantError(t, e.do(t, "GET", "/v1/sessions/new/state", key, ""), 404, engram.ENOTFOUND)
+		if s := state(t, e.do(t, "PUT", "/v1/sessions/new/state", key, `{"state":{"step":1}}`)); s.Version != 1 || string(s.State) != `{"step":1}` {
+			t.Errorf("PUT on a new session: %+v", s)
+		}
+		r := e.do(t, "GET", "/v1/sessions/new/events", key, "")
+		wantStatus(t, r, http.StatusOK)
+		var a eventsAnswer
+		mustDecode(t, r, &a)
+		if a.Session.Status != engram.SessionOpen || a.Session.Events != 0 || len(a.Events) != 0 {
+			t.Errorf("session made by its state: %+v", a)
+		}
+		r = e.do(t, "PATCH", "/v1/sessions/patched/state", key, `{"a":1}`, "Content-Type", "application/merge-patch+json")
+		if s := state(t, r); s.Version != 1 || string(s.State) != `{"a":1}` {
+			t.Errorf("PATCH on a new session: %+v", s)
+		}
+		if a := postEvents(t, e, key, "patched", `{"type":"query","content":"q"}`); a.Events[0].Seq != 1 {
+			t.Errorf("first event after the state: %+v", a)
 		}
 	})
 }
@@ -627,11 +657,14 @@ func TestSessionIsolation(t *testing.T) {
 		for _, tc := range [][3]string{
 			{"GET", "/v1/sessions/shared-name/events", ""}, {"GET", "/v1/sessions/shared-name/context?token_limit=100", ""},
 			{"GET", "/v1/sessions/shared-name/state", ""}, {"GET", "/v1/sessions/shared-name/state?scope=resource", ""},
-			{"PUT", "/v1/sessions/shared-name/state", `{"state":{}}`}, {"PATCH", "/v1/sessions/shared-name/state", `{"a":1}`},
 			{"POST", "/v1/sessions/shared-name/end", `{"outcome":"success"}`},
 			{"POST", "/v1/prompt", `{"query":"plan","token_budget":100,"session_id":"shared-name"}`},
 		} {
 			wantError(t, e.do(t, tc[0], tc[1], beta, tc[2]), 404, engram.ENOTFOUND)
+		}
+		// beta's state write makes beta's own session of that name.
+		if s := state(t, e.do(t, "PUT", "/v1/sessions/shared-name/state", beta, `{"state":{}}`)); s.Version != 1 {
+			t.Errorf("beta's state: %+v", s)
 		}
 		a := postEvents(t, e, beta, "shared-name", `{"type":"message","role":"user","content":"beta's own"}`)
 		if a.Events[0].Seq != 1 || a.Session.ResourceID != "" {

@@ -47,6 +47,10 @@ type Options struct {
 	RecallBatch int
 	RecallGrace time.Duration
 	AccessFlush time.Duration
+	// MaxSessionEvents caps the events of one session (0: no cap).
+	MaxSessionEvents int64
+	// Quotas bound what one tenant may hold (see Quotas).
+	Quotas Quotas
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
@@ -63,6 +67,11 @@ type DB struct {
 	recalls *recallWriter
 	// feedbacks groups concurrent feedbacks into shared transactions.
 	feedbacks *feedbackGroups
+	// maxSessionEvents and quotas are Options.MaxSessionEvents and
+	// Options.Quotas; refusals counts the writes a quota refused.
+	maxSessionEvents int64
+	quotas           Quotas
+	refusals         quotaRefusals
 }
 
 // Open connects, applies pending migrations and loads the settings.
@@ -86,7 +95,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		NowFunc:                func() time.Time { return o.Now().UTC() },
 		SkipDefaultTransaction: true,
 	}
-	db := &DB{now: o.Now, tokens: o.Tokens, rules: o.Rules, log: o.Logger}
+	db := &DB{now: o.Now, tokens: o.Tokens, rules: o.Rules, log: o.Logger, maxSessionEvents: o.MaxSessionEvents, quotas: o.Quotas}
 	var err error
 	switch o.Driver {
 	case "sqlite":

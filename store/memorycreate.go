@@ -178,6 +178,9 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 	if err := tx.CreateInBatches(rows, insertBatchRows).Error; err != nil {
 		return fmt.Errorf("store: insert memory: %w", err)
 	}
+	if err := db.checkQuota(tx, tenant, rowsUsage(rows)); err != nil {
+		return err
+	}
 	created := make([]*engram.Memory, len(rows))
 	for j := range rows {
 		created[j] = rows[j].toMemory()

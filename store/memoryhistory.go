@@ -178,6 +178,9 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	if res.RowsAffected == 0 {
 		return nil, errRetry
 	}
+	if err := db.checkQuota(tx, tenant, changeUsage(row, &next)); err != nil {
+		return nil, err
+	}
 	out := next.toMemory()
 	return out, db.appendEvent(ctx, tenant, action, before, out)
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -57,19 +56,6 @@ func (r *sessionEventRow) toEvent() (*engram.SessionEvent, error) {
 	return &e, nil
 }
 
-// workingStateRow is the working_states table.
-type workingStateRow struct {
-	TenantID  string `gorm:"primaryKey"`
-	Scope     string `gorm:"primaryKey"`
-	ScopeID   string `gorm:"primaryKey"`
-	Document  string
-	Schema    string
-	Version   int64
-	UpdatedAt time.Time
-}
-
-func (workingStateRow) TableName() string { return "working_states" }
-
 // AppendSessionEvents adds events to a session of the tenant in ctx in one
 // transaction, creating the session (open, with resourceID) if it does not
 // exist, and moves its expiry to now + ttl. It returns the session, the
@@ -105,6 +91,9 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID, resourceID str
 			if len(rows) == 0 {
 				row = sessionRow{TenantID: tenant, ID: sessionID, ResourceID: resourceID, Status: engram.SessionOpen,
 					NextSeq: 1, CreatedAt: now}
+				if err := db.checkSessionEvents(&row, len(events)); err != nil {
+					return err
+				}
 			} else {
 				row = rows[0]
 				if err := checkOpen(&row, now); err != nil {
@@ -115,6 +104,9 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID, resourceID str
 				}
 				if row.ResourceID == "" {
 					row.ResourceID = resourceID
+				}
+				if err := db.checkSessionEvents(&row, len(events)); err != nil {
+					return err
 				}
 				var last []sessionEventRow
 				if err := tx.Where("tenant_id = ? AND session_id = ? AND type = ?", tenant, sessionID, engram.EventMessage).
@@ -136,8 +128,8 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID, resourceID str
 			row.NextSeq += int64(len(events))
 			row.UpdatedAt, row.ExpiresAt = now, now.Add(ttl)
 			if len(rows) == 0 {
-				if err := tx.Create(&row).Error; err != nil {
-					return fmt.Errorf("store: create session: %w", err)
+				if err := db.createSession(tx, &row); err != nil {
+					return err
 				}
 			} else if err := tx.Model(&sessionRow{}).Where("tenant_id = ? AND id = ?", tenant, sessionID).
 				Updates(map[string]any{"resource_id": row.ResourceID, "next_seq": row.NextSeq, "updated_at": now,
@@ -216,8 +208,95 @@ func (db *DB) FindSession(ctx context.Context, sessionID string) (*engram.Sessio
 	return rows[0].toSession(), nil
 }
 
-// SessionEvents returns a live session and its events, oldest first.
-// ENOTFOUND.
+// createSession inserts a new session row in tx and holds the tenant to
+// its sessions quota (EQUOTA, see checkQuota).
+func (db *DB) createSession(tx *gorm.DB, row *sessionRow) error {
+	if err := tx.Create(row).Error; err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	return db.checkQuota(tx, row.TenantID, usage{Sessions: 1})
+}
+
+// checkSessionEvents refuses, with ETOOLARGE, n more events in a session
+// that would then hold more than Options.MaxSessionEvents. It runs under
+// the session row's lock (a PostgreSQL row lock; SQLite's one writer),
+// so servers sharing a database never overshoot the cap. ETOOLARGE
+// rather than EQUOTA: the cap bounds one session (a thread that long
+// should be ended and a new one started), not the tenant's allowance.
+func (db *DB) checkSessionEvents(row *sessionRow, n int) error {
+	limit := db.maxSessionEvents
+	if held := row.NextSeq - 1; limit > 0 && held+int64(n) > limit {
+		return engram.Errorf(engram.ETOOLARGE, "session %s holds %d events and takes at most %d (sessions.max_events); end it and start another",
+			row.ID, held, limit)
+	}
+	return nil
+}
+
+// SessionEventsPage returns a live session and one page of its events
+// (see engram.EventPage): oldest first, after the position of the cursor
+// or, with page.Newest, the last ones. Only the page is read, so a long
+// session costs a reader no more than one page. ENOTFOUND; EINVALID for
+// a bad limit or a cursor not made for this session.
+func (db *DB) SessionEventsPage(ctx context.Context, sessionID string, page engram.EventPage) (*engram.EventList, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limit := page.Limit
+	switch {
+	case limit == 0:
+		limit = db.rules.Limits.DefaultListLimit
+	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
+		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	}
+	fingerprint := tenant + "\x1fsession-events\x1f" + sessionID
+	after, err := db.decodeCursor(page.Cursor, fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	out := &engram.EventList{}
+	err = db.r.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rows []sessionRow
+		if err := tx.Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, db.now().UTC()).
+			Limit(1).Find(&rows).Error; err != nil {
+			return fmt.Errorf("store: find session: %w", err)
+		}
+		if len(rows) == 0 {
+			return engram.Errorf(engram.ENOTFOUND, "no session %s", sessionID)
+		}
+		out.Session = rows[0].toSession()
+		q := tx.Where("tenant_id = ? AND session_id = ?", tenant, sessionID)
+		if page.Newest {
+			q = q.Where("seq > ?", max(rows[0].NextSeq-1-int64(limit), after))
+		} else {
+			q = q.Where("seq > ?", after)
+		}
+		var evs []sessionEventRow
+		if err := q.Order("seq").Limit(limit + 1).Find(&evs).Error; err != nil {
+			return fmt.Errorf("store: list session events: %w", err)
+		}
+		if len(evs) > limit {
+			evs = evs[:limit]
+			out.NextCursor = db.encodeCursor(evs[limit-1].Seq, fingerprint)
+		}
+		out.Events = make([]*engram.SessionEvent, len(evs))
+		for i := range evs {
+			var err error
+			if out.Events[i], err = evs[i].toEvent(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SessionEvents returns a live session and all its events, oldest first,
+// for the readers that need the whole session (its context, its end);
+// sessions.max_events bounds how many that is. ENOTFOUND.
 func (db *DB) SessionEvents(ctx context.Context, sessionID string) (*engram.Session, []*engram.SessionEvent, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -309,100 +388,6 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 		return nil
 	})
 	return n, err
-}
-
-// FindWorkingState returns the tenant's document of a scope, or ENOTFOUND
-// when none was set.
-func (db *DB) FindWorkingState(ctx context.Context, scope, scopeID string) (*engram.WorkingState, error) {
-	tenant, err := tenantOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows []workingStateRow
-	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND scope = ? AND scope_id = ?", tenant, scope, scopeID).
-		Limit(1).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: find working state: %w", err)
-	}
-	if len(rows) == 0 {
-		return nil, engram.Errorf(engram.ENOTFOUND, "no %s state %s", scope, scopeID)
-	}
-	return rows[0].toState(), nil
-}
-
-func (r *workingStateRow) toState() *engram.WorkingState {
-	t := r.UpdatedAt.UTC()
-	s := &engram.WorkingState{Scope: r.Scope, ScopeID: r.ScopeID, State: json.RawMessage(r.Document), Version: r.Version, UpdatedAt: &t}
-	if r.Schema != "" {
-		s.Schema = json.RawMessage(r.Schema)
-	}
-	return s
-}
-
-// UpdateWorkingState reads the tenant's document of a scope (nil when
-// none was set), passes it to change and stores what change returns as
-// the next version, all in one transaction, so that concurrent updates
-// on any server apply one after the other. When sessionID is not "" the
-// session must be live (ENOTFOUND otherwise). An error from change
-// writes nothing.
-func (db *DB) UpdateWorkingState(ctx context.Context, sessionID, scope, scopeID string, change func(cur *engram.WorkingState) (*engram.WorkingState, error)) (*engram.WorkingState, error) {
-	tenant, err := tenantOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 0; ; attempt++ {
-		var out *engram.WorkingState
-		err := db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			now := db.now().UTC().Truncate(time.Microsecond)
-			if sessionID != "" {
-				var n int64
-				if err := tx.Model(&sessionRow{}).Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, now).
-					Count(&n).Error; err != nil {
-					return fmt.Errorf("store: find session: %w", err)
-				}
-				if n == 0 {
-					return engram.Errorf(engram.ENOTFOUND, "no session %s", sessionID)
-				}
-			}
-			var rows []workingStateRow
-			if err := db.dialect.forUpdate(tx).Where("tenant_id = ? AND scope = ? AND scope_id = ?", tenant, scope, scopeID).
-				Limit(1).Find(&rows).Error; err != nil {
-				return fmt.Errorf("store: find working state: %w", err)
-			}
-			var cur *engram.WorkingState
-			if len(rows) == 1 {
-				cur = rows[0].toState()
-			}
-			next, err := change(cur)
-			if err != nil {
-				return err
-			}
-			row := workingStateRow{TenantID: tenant, Scope: scope, ScopeID: scopeID, Document: string(next.State),
-				Schema: string(next.Schema), Version: 1, UpdatedAt: now}
-			if len(rows) == 1 {
-				row.Version = rows[0].Version + 1
-				err = tx.Model(&workingStateRow{}).Where("tenant_id = ? AND scope = ? AND scope_id = ?", tenant, scope, scopeID).
-					Updates(map[string]any{"document": row.Document, "schema": row.Schema, "version": row.Version, "updated_at": now}).Error
-			} else {
-				err = tx.Create(&row).Error
-			}
-			if err != nil {
-				return fmt.Errorf("store: save working state: %w", err)
-			}
-			out = row.toState()
-			return nil
-		})
-		var e *engram.Error
-		switch {
-		case err == nil:
-			return out, nil
-		case errors.As(err, &e):
-			return nil, err
-		case (db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)) && attempt < 5:
-			continue
-		default:
-			return nil, err
-		}
-	}
 }
 
 // FindSessions returns up to limit live (unexpired) sessions of the

@@ -104,7 +104,7 @@ func TestWorkingStateConcurrent(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				_, err := dbs[i%2].UpdateWorkingState(ctx, "s", engram.ScopeSession, "s", func(cur *engram.WorkingState) (*engram.WorkingState, error) {
+				_, err := dbs[i%2].UpdateWorkingState(ctx, "s", engram.ScopeSession, "s", time.Hour, func(cur *engram.WorkingState) (*engram.WorkingState, error) {
 					count := 0
 					if cur != nil {
 						var doc struct{ N int }
@@ -123,7 +123,7 @@ func TestWorkingStateConcurrent(t *testing.T) {
 		if err != nil || string(st.State) != fmt.Sprintf(`{"N":%d}`, n) || st.Version != n {
 			t.Fatalf("after %d increments: %+v %v", n, st, err)
 		}
-		_, err = dbs[0].UpdateWorkingState(ctx, "s", engram.ScopeSession, "s", func(*engram.WorkingState) (*engram.WorkingState, error) {
+		_, err = dbs[0].UpdateWorkingState(ctx, "s", engram.ScopeSession, "s", time.Hour, func(*engram.WorkingState) (*engram.WorkingState, error) {
 			return nil, engram.Errorf(engram.EUNPROCESSABLE, "no")
 		})
 		if engram.ErrorCode(err) != engram.EUNPROCESSABLE {
@@ -132,10 +132,23 @@ func TestWorkingStateConcurrent(t *testing.T) {
 		if st, _ := dbs[0].FindWorkingState(ctx, engram.ScopeSession, "s"); st.Version != n {
 			t.Errorf("a refused change wrote version %d", st.Version)
 		}
-		if _, err := dbs[0].UpdateWorkingState(ctx, "nope", engram.ScopeSession, "nope", func(*engram.WorkingState) (*engram.WorkingState, error) {
+		// A session's first write may be its state: it creates the
+		// session; an expired one stays absent.
+		if _, err := dbs[0].UpdateWorkingState(ctx, "new", engram.ScopeSession, "new", time.Hour, func(*engram.WorkingState) (*engram.WorkingState, error) {
+			return &engram.WorkingState{State: json.RawMessage(`{}`)}, nil
+		}); err != nil {
+			t.Fatalf("state as a session's first write: %v", err)
+		}
+		if sess, err := dbs[1].FindSession(ctx, "new"); err != nil || sess.Status != engram.SessionOpen || sess.Events != 0 {
+			t.Errorf("session made by its state: %+v %v", sess, err)
+		}
+		if _, _, err := dbs[0].AppendSessionEvents(ctx, "gone", "", []*engram.SessionEvent{{Type: engram.EventQuery, Content: "q"}}, -time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dbs[0].UpdateWorkingState(ctx, "gone", engram.ScopeSession, "gone", time.Hour, func(*engram.WorkingState) (*engram.WorkingState, error) {
 			return &engram.WorkingState{State: json.RawMessage(`{}`)}, nil
 		}); engram.ErrorCode(err) != engram.ENOTFOUND {
-			t.Errorf("state of an unknown session: %v", err)
+			t.Errorf("state of an expired session: %v", err)
 		}
 	})
 }

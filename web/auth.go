@@ -9,10 +9,13 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/peer"
+	"github.com/engram-memory/engram/internal/ratelimit"
 )
 
 // Cookie names. The session cookie holds a random token whose SHA-256 is
@@ -57,9 +60,12 @@ func sameToken(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
+// setCookie sets a console cookie, Secure when the request reached engram
+// over TLS: its own, or a trusted proxy's (X-Forwarded-Proto: https from
+// server.trusted_proxies; see internal/peer).
 func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: peer.FromRequest(r).TLS})
 }
 
 // tenantNames maps tenant ids to names.
@@ -163,10 +169,19 @@ func (c *Console) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		c.renderSignIn(w, r, http.StatusBadRequest, tr(lang, "signin.empty"))
 		return
 	}
+	// Too many failures from this address: refused before the key is
+	// checked, so that guessing stays slow.
+	addr := peer.FromRequest(r).Addr
+	if wait := c.cfg.Failures.Wait(addr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ratelimit.RetryAfter(wait)))
+		c.renderSignIn(w, r, http.StatusTooManyRequests, tr(lang, "signin.slow"))
+		return
+	}
 	key, err := c.cfg.Auth.Authenticate(r.Context(), secret)
 	if err != nil {
 		if engram.ErrorCode(err) == engram.EUNAUTHORIZED {
-			c.cfg.Logger.Info("console sign-in refused", "remote", r.RemoteAddr)
+			c.cfg.Failures.Fail(addr)
+			c.cfg.Logger.Info("console sign-in refused", "remote", addr)
 			c.renderSignIn(w, r, http.StatusUnauthorized, tr(lang, "signin.wrong"))
 			return
 		}
@@ -226,6 +241,6 @@ func (c *Console) handleLang(w http.ResponseWriter, r *http.Request) {
 		lang = "en"
 	}
 	http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: cookiePath, MaxAge: 365 * 24 * 3600,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: peer.FromRequest(r).TLS})
 	http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 }

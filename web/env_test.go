@@ -34,13 +34,15 @@ type env struct {
 	feedback *learning.Feedback
 	refl     *reflections.Service
 	working  *working.Service
+	console  *web.Console
 }
 
 func newEnv(t testing.TB, engine string) *env {
 	return newEnvOn(t, storetest.OpenWith(t, storetest.Options(t, engine)))
 }
 
-func newEnvOn(t testing.TB, db *store.DB) *env {
+// newEnvOn serves a console on db; adjust may change its configuration.
+func newEnvOn(t testing.TB, db *store.DB, adjust ...func(*web.Config)) *env {
 	t.Helper()
 	cfg := configs.Default()
 	tok := storetest.Tokenizer(t)
@@ -54,7 +56,7 @@ func newEnvOn(t testing.TB, db *store.DB) *env {
 	e.working = working.New(db, db, routes, e.recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
 	e.refl = reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3}, nil)
-	c, err := web.New(web.Config{
+	wcfg := web.Config{
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: db, Reflections: e.refl, Recall: e.recall, Pairs: e.feedback, Scorer: scorer,
 		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db,
@@ -66,10 +68,15 @@ func newEnvOn(t testing.TB, db *store.DB) *env {
 			return learning.NewEncoder(w, f), f.Paired(), nil
 		},
 		Categories: cfg.Memory.Categories, AdminTenant: "default", MaxBudget: cfg.Recall.MaxBudget,
-	})
+	}
+	for _, a := range adjust {
+		a(&wcfg)
+	}
+	c, err := web.New(wcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.console = c
 	e.srv = httptest.NewServer(c)
 	t.Cleanup(e.srv.Close)
 	return e

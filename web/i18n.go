@@ -63,6 +63,7 @@ var messages = map[string][2]string{
 	"signin.where": {"The default tenant's key is in data/api_key (or ENGRAM_API_KEY); engram keys create --tenant NAME makes one for another tenant.",
 		"默认租户的 key 在 data/api_key（或 ENGRAM_API_KEY）；用 engram keys create --tenant 名称 为其他租户创建 key。"},
 	"signin.wrong": {"That key is unknown or revoked.", "这个 key 不存在或已被吊销。"},
+	"signin.slow":  {"Too many failed sign-ins from this address; try again in a few seconds.", "此地址登录失败次数过多，请稍后几秒再试。"},
 	"signin.empty": {"Enter an API key.", "请输入 API key。"},
 
 	"stat.live":        {"memories (L2)", "条记忆（L2）"},

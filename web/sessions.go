@@ -60,17 +60,14 @@ func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	id := r.PathValue("id")
-	sess, events, err := c.cfg.Working.Events(ctx, id)
+	list, err := c.cfg.Working.Events(ctx, id, engram.EventPage{Limit: eventsShown, Newest: true})
 	if err != nil {
 		c.renderError(w, r, s, err)
 		return
 	}
-	d := sessionData{S: sess, TokenLimit: defaultContextLimit, MaxBudget: c.cfg.MaxBudget}
-	if len(events) > eventsShown {
-		d.More = int64(len(events) - eventsShown)
-		events = events[len(events)-eventsShown:]
-	}
-	d.Events = slices.Clone(events)
+	d := sessionData{S: list.Session, TokenLimit: defaultContextLimit, MaxBudget: c.cfg.MaxBudget}
+	d.More = max(list.Session.Events-int64(len(list.Events)), 0)
+	d.Events = slices.Clone(list.Events)
 	slices.Reverse(d.Events)
 	status := http.StatusOK
 	if v := strings.TrimSpace(r.URL.Query().Get("token_limit")); v != "" {

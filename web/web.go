@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/ratelimit"
 )
 
 // Authenticator checks an API key (engram.AuthService).
@@ -126,8 +127,11 @@ type Config struct {
 	MaxBudget int
 	// SessionTTL is how long a sign-in lasts (default 12 h).
 	SessionTTL time.Duration
-	Logger     *slog.Logger
-	Now        engram.Clock
+	// Failures, when set, slows failed sign-ins per client address (the
+	// server shares it for bad bearer keys).
+	Failures *ratelimit.Limiter
+	Logger   *slog.Logger
+	Now      engram.Clock
 }
 
 // Console is the console's http.Handler, mounted at /console/.

@@ -42,7 +42,7 @@ func TestCleanupEvery(t *testing.T) {
 	var done sync.WaitGroup
 	done.Go(func() { w.CleanupEvery(bg, 10*time.Millisecond) })
 	time.Sleep(50 * time.Millisecond)
-	if _, _, err := w.Events(ctx, "s1"); err != nil {
+	if _, err := w.Events(ctx, "s1", engram.EventPage{}); err != nil {
 		t.Fatalf("a live session was cleaned up: %v", err)
 	}
 	now.Add(int64(sessions.TTL + time.Minute))

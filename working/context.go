@@ -109,11 +109,11 @@ func compress(r *round) string {
 }
 
 // Events implements engram.SessionService.
-func (s *Service) Events(ctx context.Context, sessionID string) (*engram.Session, []*engram.SessionEvent, error) {
+func (s *Service) Events(ctx context.Context, sessionID string, page engram.EventPage) (*engram.EventList, error) {
 	if err := checkID("session id", sessionID); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return s.store.SessionEvents(ctx, sessionID)
+	return s.store.SessionEventsPage(ctx, sessionID, page)
 }
 
 // Context implements engram.SessionService.

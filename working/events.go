@@ -44,6 +44,9 @@ func (s *Service) AppendEvents(ctx context.Context, sessionID string, b engram.E
 			return nil, err
 		}
 	}
+	if err := s.checkEpisodesQuota(ctx, b.Events); err != nil {
+		return nil, err
+	}
 	sess, prev, err := s.store.AppendSessionEvents(ctx, sessionID, b.ResourceID, b.Events, s.cfg.Sessions.TTL)
 	if err != nil {
 		return nil, err
@@ -54,6 +57,29 @@ func (s *Service) AppendEvents(ctx context.Context, sessionID string, b engram.E
 		}
 	}
 	return &engram.EventsResult{Session: sess, Events: b.Events}, nil
+}
+
+// checkEpisodesQuota refuses, before anything is stored, a post whose
+// messages would become episodes past the tenant's memories or bytes
+// quota: the events and their episodes are two transactions, and a post
+// refused for its episodes should not leave its events behind. Only a
+// write racing between the two can still store the events and have the
+// episodes refused (the quota itself always holds).
+func (s *Service) checkEpisodesQuota(ctx context.Context, events []*engram.SessionEvent) error {
+	if !s.cfg.Sessions.RememberMessages {
+		return nil
+	}
+	var n, size int64
+	for _, e := range events {
+		if e.Type == engram.EventMessage {
+			n++
+			size += int64(len(turn(e)))
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return s.store.CheckQuota(ctx, n, size)
 }
 
 // checkEvent validates one event and normalises its times to UTC.

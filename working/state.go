@@ -83,7 +83,7 @@ func (s *Service) PutState(ctx context.Context, sessionID, scope string, state, 
 			return nil, err
 		}
 	}
-	return s.store.UpdateWorkingState(ctx, sessionID, scopeName(scope), id, func(cur *engram.WorkingState) (*engram.WorkingState, error) {
+	return s.store.UpdateWorkingState(ctx, sessionID, scopeName(scope), id, s.cfg.Sessions.TTL, func(cur *engram.WorkingState) (*engram.WorkingState, error) {
 		next := &engram.WorkingState{State: compact(state)}
 		switch {
 		case schema == nil && cur != nil && cur.Schema != nil:
@@ -113,7 +113,7 @@ func (s *Service) PatchState(ctx context.Context, sessionID, scope string, patch
 	if err != nil {
 		return nil, err
 	}
-	return s.store.UpdateWorkingState(ctx, sessionID, scopeName(scope), id, func(cur *engram.WorkingState) (*engram.WorkingState, error) {
+	return s.store.UpdateWorkingState(ctx, sessionID, scopeName(scope), id, s.cfg.Sessions.TTL, func(cur *engram.WorkingState) (*engram.WorkingState, error) {
 		var doc any = map[string]any{}
 		var next engram.WorkingState
 		var sch *jsonschema.Schema

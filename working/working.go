@@ -26,11 +26,15 @@ type Store interface {
 	AppendSessionEvents(ctx context.Context, sessionID, resourceID string, events []*engram.SessionEvent, ttl time.Duration) (*engram.Session, *engram.SessionEvent, error)
 	FindSession(ctx context.Context, sessionID string) (*engram.Session, error)
 	SessionEvents(ctx context.Context, sessionID string) (*engram.Session, []*engram.SessionEvent, error)
+	SessionEventsPage(ctx context.Context, sessionID string, page engram.EventPage) (*engram.EventList, error)
 	SetEventMemories(ctx context.Context, sessionID string, ids map[int64]string) error
 	CloseSession(ctx context.Context, sessionID, outcome, note string) (*engram.Session, error)
 	DeleteExpiredSessions(ctx context.Context) (int64, error)
 	FindWorkingState(ctx context.Context, scope, scopeID string) (*engram.WorkingState, error)
-	UpdateWorkingState(ctx context.Context, sessionID, scope, scopeID string, change func(cur *engram.WorkingState) (*engram.WorkingState, error)) (*engram.WorkingState, error)
+	UpdateWorkingState(ctx context.Context, sessionID, scope, scopeID string, ttl time.Duration, change func(cur *engram.WorkingState) (*engram.WorkingState, error)) (*engram.WorkingState, error)
+	// CheckQuota is EQUOTA when the tenant has no room for memories more
+	// memories of bytes more bytes; it writes nothing.
+	CheckQuota(ctx context.Context, memories, bytes int64) error
 }
 
 // Memories is what the working memory needs of L2: episodes and

@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/internal/ratelimit"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
@@ -83,6 +84,8 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 	return store.Open(ctx, store.Options{
 		Driver: cfg.Store.Driver, DSN: cfg.Store.DSN, DataDir: cfg.DataDir, MaxOpenConns: cfg.Store.MaxOpenConns,
 		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Rules: cfg.Rules(),
+		MaxSessionEvents: cfg.Sessions.MaxEvents,
+		Quotas:           store.Quotas{Memories: cfg.Quotas.MaxMemories, Bytes: cfg.Quotas.MaxBytes, Sessions: cfg.Quotas.MaxSessions},
 	})
 }
 
@@ -154,7 +157,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 // NewServer builds the HTTP API (with MCP at /mcp and the console at
 // /console/) on the services.
 func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *prometheus.Registry, logger *slog.Logger) (*server.Server, error) {
-	console, err := NewConsole(cfg, db, services, logger)
+	failures := ratelimit.New(cfg.Auth.FailureBurst, cfg.Auth.FailureRefill, cfg.Auth.FailureClients, nil)
+	console, err := NewConsole(cfg, db, services, failures, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +168,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
-		Registry: registry,
+		Registry: registry, Quotas: db, Failures: failures,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
@@ -205,7 +209,7 @@ func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 
 // NewConsole builds the web console on the services; the admin tenant,
 // whose keys may switch tenants, is the default tenant.
-func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *slog.Logger) (*web.Console, error) {
+func NewConsole(cfg configs.Config, db *store.DB, services *Services, failures *ratelimit.Limiter, logger *slog.Logger) (*web.Console, error) {
 	return web.New(web.Config{
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
@@ -213,7 +217,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, logger *sl
 		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
 		Export:     func(w io.Writer, format string) (web.PairEncoder, bool, error) { return exporter(w, format) },
 		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
-		Logger: logger.With("component", "console"),
+		Failures: failures, Logger: logger.With("component", "console"),
 	})
 }
 
