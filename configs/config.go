@@ -69,6 +69,15 @@ type MirrorConfig struct {
 	MaxLogBytes int64 `yaml:"max_log_bytes"`
 	// Poll is how often an idle server looks for writes to mirror.
 	Poll time.Duration `yaml:"poll"`
+	// MaxFiles is each tenant's budget of index/ and memories/ files (one
+	// per live memory, a disk block and an inode each): a tenant with more
+	// live memories is mirrored in log.jsonl and archive/ only, and its
+	// NOTICE.txt, /healthz and /metrics say so. 0: no budget.
+	MaxFiles int64 `yaml:"max_files"`
+	// MinFreeBytes stay free on the mirror's file system: the mirror waits
+	// (backing off) rather than write below it, so after a disk filled it
+	// does not take back the space freed for the store. 0: no margin.
+	MinFreeBytes int64 `yaml:"min_free_bytes"`
 }
 
 // MirrorOn reports whether the file mirror runs: mirror.enabled, where
@@ -207,7 +216,7 @@ func Default() Config {
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
-		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second},
+		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second, MaxFiles: 50000, MinFreeBytes: 1 << 30},
 		Scoring:    engram.DefaultScoringConfig(),
 		Sessions:   engram.DefaultSessionsConfig(),
 	}
@@ -457,8 +466,8 @@ func (c Config) Validate() error {
 	if mc := c.Mirror; mc.Enabled != "auto" && mc.Enabled != "true" && mc.Enabled != "false" {
 		bad("mirror.enabled", "want auto, true or false, got %q", mc.Enabled)
 	}
-	if mc := c.Mirror; mc.MaxLogBytes < 4096 || mc.Poll <= 0 {
-		bad("mirror", "max_log_bytes must be at least 4096 and poll positive")
+	if mc := c.Mirror; mc.MaxLogBytes < 4096 || mc.Poll <= 0 || mc.MaxFiles < 0 || mc.MinFreeBytes < 0 {
+		bad("mirror", "max_log_bytes must be at least 4096, poll positive, max_files and min_free_bytes 0 or more")
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")

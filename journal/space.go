@@ -3,6 +3,8 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 )
 
 // volume is the file system under the mirror, as the mirror's space rule
@@ -36,7 +38,14 @@ func (m *Mirror) room(n int) error {
 	if m.cfg.MinFreeBytes <= 0 {
 		return nil
 	}
-	free, err := m.vol.free(m.cfg.Dir)
+	// Before the first write the directory may not exist yet: its
+	// nearest parent is on the same file system.
+	dir := m.cfg.Dir
+	free, err := m.vol.free(dir)
+	for errors.Is(err, fs.ErrNotExist) && filepath.Dir(dir) != dir {
+		dir = filepath.Dir(dir)
+		free, err = m.vol.free(dir)
+	}
 	if err != nil {
 		return fmt.Errorf("journal: free space of %s: %w", m.cfg.Dir, err)
 	}

@@ -189,3 +189,20 @@ func TestMirrorKeepsItsMargin(t *testing.T) {
 	}
 	sameTree(t, "after the disk had room again", snapshot(t, filepath.Join(dir, "acme")), snapshot(t, filepath.Join(other, "acme")))
 }
+
+// The margin is measured before the mirror's directory exists, on the
+// file system that will hold it.
+func TestMarginBeforeTheFirstWrite(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	ctx := storetest.Tenant(t, db, "acme")
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	setKey(t, ctx, db, "/a", `"a"`)
+	if err := mirrorWith(db, journal.Config{Dir: dir, MaxLogBytes: 1 << 20, MinFreeBytes: 1}, "a").Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	setKey(t, ctx, db, "/b", `"b"`)
+	huge := mirrorWith(db, journal.Config{Dir: filepath.Join(t.TempDir(), "x"), MaxLogBytes: 1 << 20, MinFreeBytes: 1 << 62}, "b")
+	if err := huge.Sync(context.Background()); err == nil || !strings.Contains(err.Error(), "waiting for disk space") {
+		t.Fatalf("a margin no disk has: %v", err)
+	}
+}
