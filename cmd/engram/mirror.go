@@ -40,7 +40,7 @@ func registerMirrorMetrics(reg prometheus.Registerer, m *journal.Mirror) error {
 			func() float64 { return m.Status().Backoff.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "engram_mirror_tenants_over_budget",
 			Help: "Tenants past mirror.max_files, mirrored in log.jsonl only."},
-			func() float64 { return float64(len(m.Status().OverBudget)) }),
+			func() float64 { return float64(m.Status().OverBudget) }),
 	} {
 		if err := reg.Register(c); err != nil {
 			return err

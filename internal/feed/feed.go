@@ -67,7 +67,10 @@ type Status struct {
 	// not applied, as last counted (once per poll at most).
 	Lag int64 `json:"lag"`
 	// Errors counts the failed steps since the process started.
-	Errors    int64      `json:"errors"`
+	Errors int64 `json:"errors"`
+	// LastError is the cause of the last failure, the innermost error
+	// only ("no space left on device"): /healthz needs no key, so no path
+	// or tenant shows there. The log has the whole error.
 	LastError string     `json:"last_error,omitempty"`
 	ErrorAt   *time.Time `json:"last_error_at,omitempty"`
 	// Backoff is the wait before the next step after a failure, 0 while
@@ -105,6 +108,25 @@ func (f *Follower) Status() Status {
 	return s
 }
 
+// cause is the innermost error of err (the first of joined ones).
+func cause(err error) error {
+	for {
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 && errs[0] != nil {
+				err = errs[0]
+				continue
+			}
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				err = next
+				continue
+			}
+		}
+		return err
+	}
+}
+
 // errLeaseLost cancels a step whose lease another holder took.
 var errLeaseLost = errors.New("feed: the lease ran out and another process took the tenant")
 
@@ -118,7 +140,7 @@ func (f *Follower) Step(ctx context.Context) (bool, error) {
 		now := time.Now().UTC()
 		f.mu.Lock()
 		f.status.Errors++
-		f.status.LastError, f.status.ErrorAt = err.Error(), &now
+		f.status.LastError, f.status.ErrorAt = cause(err).Error(), &now
 		f.mu.Unlock()
 	}
 	return worked, err
