@@ -6,13 +6,19 @@
 //	<dir>/<tenant>/memories/<category>/<id>.json   live memories without a key
 //	<dir>/<tenant>/state.jsonl        every live envelope when log.jsonl was last archived
 //	<dir>/<tenant>/archive/log-<first seq>-<last seq>.jsonl   archived logs
+//	<dir>/<tenant>/NOTICE.txt         why index/ and memories/ are missing, past the budget
 //
-// The mirror follows the store's change feed (engram.ChangeFeed) with a
-// cursor in the store like every feed consumer, so whatever wrote a
-// memory — the API, MCP, the sleep cycle, another server on the database —
-// reaches it, and it resumes where it stopped after a restart. The store
-// stays the source of truth: the files are a copy that Rebuild recreates
-// from the store's event log exactly as following the feed built them.
+// The mirror follows the store's change feed (engram.ChangeFeed) through
+// the kit's follower (internal/feed), with a cursor in the store like
+// every feed consumer, so whatever wrote a memory — the API, MCP, the
+// sleep cycle, another server on the database — reaches it, and it
+// resumes where it stopped after a restart. The store stays the source
+// of truth: the files are a copy that Rebuild recreates from the store's
+// event log exactly as following the feed built them.
+//
+// The mirror cannot hurt the store: it writes only while
+// Config.MinFreeBytes stay free on its disk, backs off after a failure,
+// and keeps a tenant past Config.MaxFiles in log.jsonl only.
 package journal
 
 import (
