@@ -69,14 +69,9 @@ type MirrorConfig struct {
 	MaxLogBytes int64 `yaml:"max_log_bytes"`
 	// Poll is how often an idle server looks for writes to mirror.
 	Poll time.Duration `yaml:"poll"`
-	// MaxFiles is each tenant's budget of index/ and memories/ files (one
-	// per live memory, a disk block and an inode each): a tenant with more
-	// live memories is mirrored in log.jsonl and archive/ only, and its
-	// NOTICE.txt, /healthz and /metrics say so. 0: no budget.
+	// MaxFiles is each tenant's budget of index/ and memories/ files (0: none; see engram.yaml).
 	MaxFiles int64 `yaml:"max_files"`
-	// MinFreeBytes stay free on the mirror's file system: the mirror waits
-	// (backing off) rather than write below it, so after a disk filled it
-	// does not take back the space freed for the store. 0: no margin.
+	// MinFreeBytes stay free on the mirror's disk (0: no margin; see engram.yaml).
 	MinFreeBytes int64 `yaml:"min_free_bytes"`
 }
 
