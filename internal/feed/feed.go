@@ -161,7 +161,7 @@ func (f *Follower) step(ctx context.Context) (bool, error) {
 	close(stop)
 	renewer.Wait()
 	if context.Cause(actx) == errLeaseLost && ctx.Err() == nil {
-		err = errors.Join(err, errLeaseLost)
+		err = errors.Join(errLeaseLost, err)
 	}
 	// Advancing to the position reached (the old one after a failure)
 	// also ends the lease, so a failed tenant is retried at the next step,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,7 +161,7 @@ func TestLeaseLost(t *testing.T) {
 			return after, nil
 		}})
 	_, err := f.Step(context.Background())
-	if err == nil || f.Status().Errors != 1 {
+	if err == nil || f.Status().Errors != 1 || !strings.Contains(f.Status().LastError, "lease ran out") {
 		t.Fatalf("a lost lease must fail the step: %v %+v", err, f.Status())
 	}
 	if _, after, ok, _ := db.ClaimFeed(ctx, "c", "c", time.Minute); ok {
