@@ -42,14 +42,27 @@ type ChangeFeed interface {
 // change feed (embeddings, the file mirror, re-reflection) has applied
 // each tenant's changes, and lease a tenant to one server at a time, so
 // that several engram servers on one database share the work and any of
-// them can resume it.
+// them can resume it. A lease is short (seconds) and renewed while its
+// holder works, so a holder that dies frees its tenants soon; the servers'
+// clocks are compared, so they must agree to well within a lease (NTP).
 type FeedCursors interface {
 	// ClaimFeed leases to holder, for lease, one tenant whose feed has
 	// changes that consumer has not applied and that no other holder
 	// leases now. It returns the tenant and the consumer's position in its
 	// feed, or ok false when there is none.
 	ClaimFeed(ctx context.Context, consumer, holder string, lease time.Duration) (tenantID string, after int64, ok bool, err error)
+	// RenewFeed extends holder's lease on the tenant to lease from now; ok
+	// is false when holder no longer holds it (it ran out and another
+	// holder took it).
+	RenewFeed(ctx context.Context, consumer, holder, tenantID string, lease time.Duration) (ok bool, err error)
 	// AdvanceFeed records that consumer applied the tenant's changes up to
 	// seq and ends holder's lease; a no-op if the lease was lost.
 	AdvanceFeed(ctx context.Context, consumer, holder, tenantID string, seq int64) error
+	// ReleaseFeed ends every lease holder has for consumer, without moving
+	// a cursor: a process that stops says so, and another takes its
+	// tenants at once instead of when the leases run out.
+	ReleaseFeed(ctx context.Context, consumer, holder string) error
+	// FeedLag returns how many changes of every tenant consumer has not
+	// applied yet.
+	FeedLag(ctx context.Context, consumer string) (int64, error)
 }

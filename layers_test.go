@@ -17,7 +17,8 @@ var leaves = []string{module + "/analysis", module + "/tokens"}
 
 // mayImport is the layering rule of DESIGN §2 ("one way down"): the root
 // package holds the domain and imports the standard library only; every
-// other package imports the root and the leaves, never a sibling; the
+// other package imports the root, the leaves and the kit (internal/...,
+// which itself imports only those), never a sibling; the
 // store's test harness opens the store, the index's puts an index over it;
 // cmd/engram alone wires siblings together (and reads configs).
 func mayImport(pkg, dep string) bool {

@@ -70,6 +70,10 @@ type MirrorConfig struct {
 	MaxLogBytes int64 `yaml:"max_log_bytes"`
 	// Poll is how often an idle server looks for writes to mirror.
 	Poll time.Duration `yaml:"poll"`
+	// MaxFiles is each tenant's budget of index/ and memories/ files (0: none; see engram.yaml).
+	MaxFiles int64 `yaml:"max_files"`
+	// MinFreeBytes stay free on the mirror's disk (0: no margin; see engram.yaml).
+	MinFreeBytes int64 `yaml:"min_free_bytes"`
 }
 
 // LearningConfig configures what recall does to learn from feedback.
@@ -203,7 +207,7 @@ func Default() Config {
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
-		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second},
+		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second, MaxFiles: 50000, MinFreeBytes: 1 << 30},
 		Scoring:    engram.DefaultScoringConfig(),
 		Sessions:   engram.DefaultSessionsConfig(),
 	}

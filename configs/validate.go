@@ -131,8 +131,8 @@ func (c Config) Validate() error {
 	if mc := c.Mirror; mc.Enabled != "auto" && mc.Enabled != "true" && mc.Enabled != "false" {
 		bad("mirror.enabled", "want auto, true or false, got %q", mc.Enabled)
 	}
-	if mc := c.Mirror; mc.MaxLogBytes < 4096 || mc.Poll <= 0 {
-		bad("mirror", "max_log_bytes must be at least 4096 and poll positive")
+	if mc := c.Mirror; mc.MaxLogBytes < 4096 || mc.Poll <= 0 || mc.MaxFiles < 0 || mc.MinFreeBytes < 0 {
+		bad("mirror", "max_log_bytes must be at least 4096, poll positive, max_files and min_free_bytes 0 or more")
 	}
 	if c.Router.MaxTenants < 1 {
 		bad("router.max_tenants", "must be at least 1")

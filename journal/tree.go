@@ -21,6 +21,7 @@ const (
 	stateFile    = "state.jsonl"
 	positionFile = ".position"
 	archiveDir   = "archive"
+	noticeFile   = "NOTICE.txt"
 )
 
 // tree is one tenant's mirror directory, opened for applying changes. All
@@ -29,12 +30,28 @@ const (
 type tree struct {
 	root     *os.Root
 	maxBytes int64 // log.jsonl is archived before it would grow past this
+	// maxFiles, when positive, is the tenant's budget of files in index/
+	// and memories/: past it the tree turns log-only (overBudget).
+	maxFiles int64
+	// notice is what noticeFile says when the tree turns log-only.
+	notice string
+	// guard, when set, is asked before n bytes are written to name; its
+	// error stops the write (the disk's free-space margin).
+	guard func(name string, n int) error
 
 	log      *os.File // log.jsonl, opened for appending
 	size     int64    // its size
 	first    int64    // seq of its first line, 0 when empty
 	logged   int64    // seq of the last envelope written, here or archived
 	position int64    // the last change applied
+	// live counts the live memories the tree mirrors (as of position):
+	// the files of index/ and memories/, or those it would hold when
+	// log-only. It is a function of the changes alone, so a replay from
+	// position counts exactly, and is recorded with position.
+	live int64
+	// logOnly: the tenant went past maxFiles, index/, memories/ and
+	// state.jsonl are gone and only log.jsonl and archive/ are written.
+	logOnly bool
 }
 
 // openTree opens (creating) the mirror at dir of root. A line cut short by
@@ -58,8 +75,8 @@ func openTree(root *os.Root, dir string, maxBytes int64) (*tree, error) {
 
 func (t *tree) load() error {
 	if b, err := t.root.ReadFile(positionFile); err == nil {
-		if t.position, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil {
-			return fmt.Errorf("journal: %s: %w", positionFile, err)
+		if err := t.parsePosition(string(b)); err != nil {
+			return err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("journal: %w", err)
@@ -105,7 +122,7 @@ func (t *tree) close() error {
 
 // apply mirrors one change: an envelope appended to log.jsonl (unless a
 // run cut short by a crash already wrote it) and the index or memories
-// file of the memory replaced or removed.
+// file of the memory replaced or removed, unless the tree is log-only.
 func (t *tree) apply(c *engram.Change) error {
 	e, err := envelopeOf(c)
 	if err != nil || e == nil {
@@ -124,14 +141,35 @@ func (t *tree) apply(c *engram.Change) error {
 	if e.Valid {
 		after = filePath(c.After)
 	}
+	// The count moves only once the change is applied: a failed change
+	// is applied again from the recorded position, counted once.
+	live := t.live
+	if before != "" {
+		live--
+	}
+	if after != "" {
+		live++
+	}
+	if !t.logOnly && t.maxFiles > 0 && live > t.maxFiles {
+		if err := t.overBudget(); err != nil {
+			return err
+		}
+	}
+	if t.logOnly {
+		t.live = live
+		return nil
+	}
 	if before != "" && before != after {
 		if err := t.remove(before); err != nil {
 			return err
 		}
 	}
 	if after != "" {
-		return t.writeFile(after, line)
+		if err := t.writeFile(after, line); err != nil {
+			return err
+		}
 	}
+	t.live = live
 	return nil
 }
 
@@ -160,6 +198,11 @@ func (t *tree) append(line []byte, seq int64) error {
 			return err
 		}
 	}
+	if t.guard != nil {
+		if err := t.guard(logFile, len(line)); err != nil {
+			return err
+		}
+	}
 	if _, err := t.log.Write(line); err != nil {
 		return fmt.Errorf("journal: append to log: %w", err)
 	}
@@ -185,8 +228,10 @@ func (t *tree) rotate() error {
 	if err := t.root.Rename(logFile, name); err != nil {
 		return fmt.Errorf("journal: archive log: %w", err)
 	}
-	if err := t.writeState(); err != nil {
-		return err
+	if !t.logOnly {
+		if err := t.writeState(); err != nil {
+			return err
+		}
 	}
 	f, err := t.root.OpenFile(logFile, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -235,7 +280,14 @@ func (t *tree) writeFile(name string, data []byte) error {
 		}
 	}
 	tmp := dir + "." + base + ".tmp"
+	if t.guard != nil {
+		if err := t.guard(name, len(data)); err != nil {
+			return err
+		}
+	}
 	if err := t.root.WriteFile(tmp, data, 0o600); err != nil {
+		// A part written before the disk filled is freed at once.
+		_ = t.root.Remove(tmp)
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := t.root.Rename(tmp, name); err != nil {
@@ -258,10 +310,16 @@ func (t *tree) remove(name string) error {
 	return nil
 }
 
-// setPosition records that every change up to seq is applied.
+// setPosition records that every change up to seq is applied, with the
+// live count and whether the tree is log-only, in one file:
+// "<seq> <live>[ log-only]".
 func (t *tree) setPosition(seq int64) error {
 	t.position = seq
-	return t.writeFile(positionFile, []byte(strconv.FormatInt(seq, 10)+"\n"))
+	line := strconv.FormatInt(seq, 10) + " " + strconv.FormatInt(t.live, 10)
+	if t.logOnly {
+		line += " " + logOnlyMark
+	}
+	return t.writeFile(positionFile, []byte(line+"\n"))
 }
 
 // repairTail cuts f after its last newline when a crash left half a line,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/feed"
 	"github.com/engram-memory/engram/internal/openai"
 )
 
@@ -54,28 +55,26 @@ type VectorStore interface {
 const EmbedConsumer = "embeddings"
 
 // Embeddings keeps the vectors of memories in step with their text by
-// following the store's change feed (DESIGN §2): whatever wrote a memory —
-// the API, MCP, the sleep cycle, an import, any server on the database —
-// its new text is embedded once. Progress is a cursor per tenant in the
-// store, leased to one server at a time, so several servers share the
-// work and a crash loses none of it: a tenant whose lease runs out is
-// taken up again from its cursor. A failing endpoint never blocks a write;
-// the memory stays searchable lexically and the tenant is retried after
-// the lease.
+// following the store's change feed (DESIGN §2) with the kit's follower
+// (internal/feed): whatever wrote a memory — the API, MCP, the sleep
+// cycle, an import, any server on the database — its new text is embedded
+// once. Progress is a cursor per tenant in the store, leased to one server
+// at a time, so several servers share the work and a crash loses none of
+// it. A failing endpoint never blocks a write; the memory stays searchable
+// lexically and the follower retries with a growing back-off.
 type Embeddings struct {
-	e       Embedder
-	feed    engram.ChangeFeed
-	cursors engram.FeedCursors
-	vs      VectorStore
-	log     *slog.Logger
-	holder  string
-	lease   time.Duration
+	e        Embedder
+	feed     engram.ChangeFeed
+	vs       VectorStore
+	follower *feed.Follower
 }
 
 // NewEmbeddings returns the follower; holder names this process in the
 // leases it takes (unique per server).
-func NewEmbeddings(e Embedder, feed engram.ChangeFeed, cursors engram.FeedCursors, vs VectorStore, holder string, log *slog.Logger) *Embeddings {
-	return &Embeddings{e: e, feed: feed, cursors: cursors, vs: vs, log: log, holder: holder, lease: time.Minute}
+func NewEmbeddings(e Embedder, changes engram.ChangeFeed, cursors engram.FeedCursors, vs VectorStore, holder string, log *slog.Logger) *Embeddings {
+	w := &Embeddings{e: e, feed: changes, vs: vs}
+	w.follower = feed.New(feed.Config{Consumer: EmbedConsumer, Holder: holder, Cursors: cursors, Apply: w.embed, Log: log})
+	return w
 }
 
 // embedPage is how many changes one step reads, and embedBatch how many
@@ -87,42 +86,16 @@ const (
 
 // Run follows the feed until ctx ends, checking for work every poll when
 // there is none.
-func (w *Embeddings) Run(ctx context.Context, poll time.Duration) {
-	for ctx.Err() == nil {
-		worked, err := w.Step(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.log.Warn("embedding memories failed; they stay lexical until retried", "err", err)
-		}
-		if worked && err == nil {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
-	}
-}
+func (w *Embeddings) Run(ctx context.Context, poll time.Duration) { w.follower.Run(ctx, poll) }
 
 // Step claims one tenant with unembedded changes, embeds the live
 // memories whose text changed in up to embedPage of its changes, and
 // advances its cursor. It reports whether it found work.
-func (w *Embeddings) Step(ctx context.Context) (bool, error) {
-	tenant, after, ok, err := w.cursors.ClaimFeed(ctx, EmbedConsumer, w.holder, w.lease)
-	if err != nil || !ok {
-		return false, err
-	}
-	seq, err := w.embed(engram.NewContextWithTenant(ctx, tenant), after)
-	// Advancing to the position reached (the old one after a failure)
-	// also ends the lease, so a failed tenant is retried at the next poll.
-	if aerr := w.cursors.AdvanceFeed(ctx, EmbedConsumer, w.holder, tenant, seq); err == nil {
-		err = aerr
-	}
-	return true, err
-}
+func (w *Embeddings) Step(ctx context.Context) (bool, error) { return w.follower.Step(ctx) }
 
-// embed embeds what changed in the tenant's feed after seq and returns the
-// sequence it got to.
-func (w *Embeddings) embed(tctx context.Context, after int64) (int64, error) {
+// embed embeds what changed in the feed of the tenant in tctx after seq
+// and returns the sequence it got to (feed.ApplyFunc).
+func (w *Embeddings) embed(tctx context.Context, _ string, after int64) (int64, error) {
 	changes, err := w.feed.Changes(tctx, after, embedPage)
 	if err != nil {
 		return after, err

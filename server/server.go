@@ -64,6 +64,12 @@ type Config struct {
 	Sessions engram.SessionService
 	Personas engram.PersonaService
 	Prompt   engram.PromptService
+
+	// HealthDetails add named parts to /healthz, each the value its
+	// function returns now (the file mirror's state, say). They describe
+	// copies and background work, not the store, so they never change the
+	// status: /healthz is 503 only when the store does not answer.
+	HealthDetails map[string]func() any
 }
 
 // Server is the HTTP API.
@@ -162,12 +168,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 func (s *Server) handleHealth(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
+	body := gin.H{"status": "ok"}
+	for name, detail := range s.cfg.HealthDetails {
+		body[name] = detail()
+	}
 	if s.cfg.Health != nil {
 		if err := s.cfg.Health.Ping(ctx); err != nil {
 			s.cfg.Logger.Error("health check failed", "err", err)
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			body["status"] = "unavailable"
+			c.JSON(http.StatusServiceUnavailable, body)
 			return
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	c.JSON(http.StatusOK, body)
 }

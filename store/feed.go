@@ -238,3 +238,35 @@ func (db *DB) AdvanceFeed(ctx context.Context, consumer, holder, tenantID string
 	}
 	return nil
 }
+
+// RenewFeed implements engram.FeedCursors.
+func (db *DB) RenewFeed(ctx context.Context, consumer, holder, tenantID string, lease time.Duration) (bool, error) {
+	res := db.w.WithContext(ctx).Exec(`UPDATE feed_cursors SET leased_until = ?
+		WHERE consumer = ? AND tenant_id = ? AND holder = ? AND leased_until IS NOT NULL`,
+		db.now().UTC().Add(lease), consumer, tenantID, holder)
+	if res.Error != nil {
+		return false, fmt.Errorf("store: renew feed lease: %w", res.Error)
+	}
+	return res.RowsAffected == 1, nil
+}
+
+// ReleaseFeed implements engram.FeedCursors.
+func (db *DB) ReleaseFeed(ctx context.Context, consumer, holder string) error {
+	if err := db.w.WithContext(ctx).Exec(`UPDATE feed_cursors SET holder = '', leased_until = NULL
+		WHERE consumer = ? AND holder = ?`, consumer, holder).Error; err != nil {
+		return fmt.Errorf("store: release feed leases: %w", err)
+	}
+	return nil
+}
+
+// FeedLag implements engram.FeedCursors: one pass over the tenants, which
+// are few next to their memories.
+func (db *DB) FeedLag(ctx context.Context, consumer string) (int64, error) {
+	var lag int64
+	if err := db.r.WithContext(ctx).Raw(`SELECT CAST(COALESCE(SUM(t.feed_seq - COALESCE(c.seq, 0)), 0) AS BIGINT) FROM tenants t
+		LEFT JOIN feed_cursors c ON c.tenant_id = t.id AND c.consumer = ?
+		WHERE t.feed_seq > COALESCE(c.seq, 0)`, consumer).Scan(&lag).Error; err != nil {
+		return 0, fmt.Errorf("store: feed lag: %w", err)
+	}
+	return lag, nil
+}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/journal"
@@ -17,8 +19,34 @@ import (
 
 // newMirror builds the file mirror of cfg on db.
 func newMirror(cfg configs.Config, db *store.DB, logger *slog.Logger) *journal.Mirror {
-	return journal.New(db, db, db, journal.Config{Dir: cfg.MirrorDir(), MaxLogBytes: cfg.Mirror.MaxLogBytes},
-		holderName(), logger)
+	mc := cfg.Mirror
+	return journal.New(db, db, db, journal.Config{Dir: cfg.MirrorDir(), MaxLogBytes: mc.MaxLogBytes,
+		MaxFiles: mc.MaxFiles, MinFreeBytes: mc.MinFreeBytes}, holderName(), logger)
+}
+
+// registerMirrorMetrics exports the mirror's status on reg: how far it is
+// behind the store, its failures and back-off (a full disk shows there),
+// and the tenants past mirror.max_files.
+func registerMirrorMetrics(reg prometheus.Registerer, m *journal.Mirror) error {
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "engram_mirror_lag_events",
+			Help: "Committed writes (change feed events) the file mirror has not applied yet, all tenants."},
+			func() float64 { return float64(m.Status().Lag) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "engram_mirror_errors_total",
+			Help: "File mirror steps that failed (a full disk, an I/O error) since the process started."},
+			func() float64 { return float64(m.Status().Errors) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "engram_mirror_backoff_seconds",
+			Help: "How long the file mirror waits before its next try after failures; 0 while it succeeds."},
+			func() float64 { return m.Status().Backoff.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "engram_mirror_tenants_over_budget",
+			Help: "Tenants past mirror.max_files, mirrored in log.jsonl only."},
+			func() float64 { return float64(m.Status().OverBudget) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runMirror is `engram mirror rebuild [--tenant T]`, which recreates the

@@ -162,13 +162,17 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	if err != nil {
 		return nil, err
 	}
+	var details map[string]func() any
+	if services.Mirror != nil {
+		details = map[string]func() any{"mirror": func() any { return services.Mirror.Status() }}
+	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
 		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
-		Registry: registry, Quotas: db, Failures: failures,
+		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
@@ -288,6 +292,12 @@ func (m *Main) Start(ctx context.Context) error {
 	if err != nil {
 		_ = db.Close()
 		return err
+	}
+	if services.Mirror != nil {
+		if err := registerMirrorMetrics(registry, services.Mirror); err != nil {
+			_ = db.Close()
+			return err
+		}
 	}
 	srv, err := NewServer(m.Config, db, services, registry, m.Logger)
 	if err != nil {

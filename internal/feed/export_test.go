@@ -1,0 +1,4 @@
+package feed
+
+// BackoffAfter is backoff, for the tests.
+var BackoffAfter = backoff
