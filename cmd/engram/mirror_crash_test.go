@@ -28,7 +28,7 @@ func TestMirrorAfterKill(t *testing.T) {
 	bin := buildEngram(t)
 	data := filepath.Join(t.TempDir(), "data")
 	const key = "ci-test-key-0123456789"
-	env := engramEnv("ENGRAM_API_KEY="+key, "ENGRAM_MIRROR_POLL=50ms", "ENGRAM_SERVER_LOG_LEVEL=warn")
+	env := engramEnv("ENGRAM_API_KEY="+key, "ENGRAM_MIRROR_POLL=50ms", "ENGRAM_MIRROR_MIN_FREE_BYTES=0", "ENGRAM_SERVER_LOG_LEVEL=warn")
 	start := func() (string, *exec.Cmd) {
 		t.Helper()
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)

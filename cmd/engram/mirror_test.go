@@ -24,7 +24,7 @@ import (
 // finds every live key.
 func TestMirrorFollowsServe(t *testing.T) {
 	dir := t.TempDir()
-	m := boot(t, dir, []string{"ENGRAM_MIRROR_POLL=20ms"})
+	m := boot(t, dir, []string{"ENGRAM_MIRROR_POLL=20ms", "ENGRAM_MIRROR_MIN_FREE_BYTES=0"})
 	data := m.Config.DataDir
 	post := poster(t, m)
 	key, err := os.ReadFile(m.KeyFile)
