@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 type personaRequest struct {
@@ -29,7 +30,7 @@ func (s *Server) handlePutPersona(c *gin.Context) {
 	markdown := string(body)
 	if mt == "application/json" {
 		var req personaRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := wire.Decode(body, &req, s.cfg.Limits.MaxJSONDepth); err != nil {
 			writeError(c, err)
 			return
 		}
