@@ -105,16 +105,17 @@ func TestStrictJSONOutsideTheDecoder(t *testing.T) {
 			name, method, path, body, field string
 			headers                         []string
 		}{
-			{"persona markdown twice", "PUT", "/v1/agents/ada/persona", `{"markdown":"a","markdown":"b"}`, "markdown", nil},
-			{"persona field case", "PUT", "/v1/agents/ada/persona", `{"Markdown":"a"}`, "Markdown", nil},
-			{"patch field twice", "PATCH", "/v1/sessions/s1/state", `{"step":2,"step":3}`, "step", []string{"Content-Type", "application/merge-patch+json"}},
-			{"patch nested field twice", "PATCH", "/v1/sessions/s1/state", `{"notes":{"y":1,"y":2}}`, "y", nil},
-			{"patch in a list", "PATCH", "/v1/sessions/s1/state", `{"plan":[{"a":1,"a":1}]}`, "a", nil},
-			{"state field twice", "PUT", "/v1/sessions/s1/state", `{"state":{"step":1,"step":2}}`, "step", nil},
+			{"persona markdown twice", "PUT", "/v1/agents/ada/persona", `{"markdown":"a","markdown":"b"}`, `"markdown"`, nil},
+			{"persona field case", "PUT", "/v1/agents/ada/persona", `{"Markdown":"a"}`, `"Markdown"`, nil},
+			{"patch field twice", "PATCH", "/v1/sessions/s1/state", `{"step":2,"step":3}`, `"step"`, []string{"Content-Type", "application/merge-patch+json"}},
+			{"patch nested field twice", "PATCH", "/v1/sessions/s1/state", `{"notes":{"y":1,"y":2}}`, `"y"`, nil},
+			{"patch in a list", "PATCH", "/v1/sessions/s1/state", `{"plan":[{"a":1,"a":1}]}`, `"a"`, nil},
+			{"state field twice", "PUT", "/v1/sessions/s1/state", `{"state":{"step":1,"step":2}}`, `"step"`, nil},
+			{"prompt message field case", "POST", "/v1/interactions", `{"prompt":[{"Role":"user","content":"hi"}],"response":"r"}`, "prompt: want", nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := e.do(t, tc.method, tc.path, key, tc.body, tc.headers...)
-				wantError(t, r, http.StatusBadRequest, invalid, `"`+tc.field+`"`)
+				wantError(t, r, http.StatusBadRequest, invalid, tc.field)
 				sameSnapshot(t, "persona", string(persona.Body), string(e.do(t, "GET", "/v1/agents/ada/persona", key, "").Body))
 				sameSnapshot(t, "state", string(st.Body), string(e.do(t, "GET", "/v1/sessions/s1/state", key, "").Body))
 			})
