@@ -18,8 +18,8 @@ type personaRequest struct {
 // text/markdown (or text/plain) body, or JSON {"markdown"}.
 func (s *Server) handlePutPersona(c *gin.Context) {
 	id := c.Param("id")
-	if !engram.ValidSessionID(id) {
-		writeError(c, engram.Errorf(engram.EINVALID, "agent id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+	if err := engram.CheckID("agent id", id); err != nil {
+		writeError(c, err)
 		return
 	}
 	body, mt, err := s.readBody(c, "text/markdown", "text/plain", "application/json")

@@ -34,8 +34,11 @@ func (s *Server) handleSessions(c *gin.Context) {
 		return
 	}
 	id, err := url.PathUnescape(strings.Join(segs[:len(segs)-1], "/"))
-	if err != nil || !engram.ValidSessionID(id) {
-		writeError(c, engram.Errorf(engram.EINVALID, "session id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+	if err != nil {
+		id = "" // a malformed escape: refused as a bad id
+	}
+	if err := engram.CheckID("session id", id); err != nil {
+		writeError(c, err)
 		return
 	}
 	if !slices.Contains(allowed, c.Request.Method) {
