@@ -10,6 +10,7 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -135,12 +136,16 @@ func (s *Server) sdkServer(transport string, who func(*sdk.CallToolRequest) (cal
 
 // RunStdio serves the tools over r and w (newline-delimited JSON-RPC, the
 // stdio transport) until the client closes r or ctx ends. Every call acts
-// for id.
+// for id. JSON-RPC batches hold to the limits they hold to over HTTP
+// (see Handler); a refused batch is answered with one JSON-RPC error and
+// none of its calls runs (batchFilter).
 func (s *Server) RunStdio(ctx context.Context, id Identity, r io.ReadCloser, w io.WriteCloser) error {
 	srv := s.sdkServer("stdio", func(*sdk.CallToolRequest) (caller, error) {
 		return caller{Identity: id, RequestID: newRequestID()}, nil
 	})
-	return srv.Run(ctx, &sdk.IOTransport{Reader: r, Writer: w})
+	out := &lockedWriter{w: w}
+	in := &batchFilter{s: s, in: bufio.NewReader(r), closer: r, out: out}
+	return srv.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
 }
 
 func newRequestID() string {
