@@ -47,8 +47,8 @@ type Limits struct {
 	// request body (limits.max_body_bytes).
 	MaxArgumentBytes int64
 	MaxJSONDepth     int
-	// MaxBatch bounds the messages of one JSON-RPC batch over HTTP
-	// (limits.max_batch; 0: its default), see Handler.
+	// MaxBatch bounds the messages of one JSON-RPC batch, over HTTP and
+	// stdio (limits.max_batch; 0: its default), see Handler.
 	MaxBatch int
 	// MaxBudget is the largest token budget of recall and boot
 	// (recall.max_budget); their default budget never exceeds it.
