@@ -286,6 +286,26 @@ type CreateResult struct {
 	Deduplicated bool
 }
 
+// CheckBatchKeys refuses a batch whose items name one key twice; keys[i]
+// is item i's key, "" for none. Two writes to one key in one batch can
+// never both succeed, so the batch is refused whole, before the store,
+// with EINVALID naming the key and both items, rather than left to fail
+// as a conflict that no retry can mend. Every door that writes a batch
+// (REST's /v1/memories/batch, MCP's JSON-RPC batches) checks with it.
+func CheckBatchKeys(keys []string) error {
+	first := make(map[string]int, len(keys))
+	for i, k := range keys {
+		if k == "" {
+			continue
+		}
+		if j, ok := first[k]; ok {
+			return Errorf(EINVALID, "batch items %d and %d both name key %q; a batch may name a key once", j, i, k)
+		}
+		first[k] = i
+	}
+	return nil
+}
+
 // MemoryService manages L2 memories of the tenant in the context.
 type MemoryService interface {
 	// FindMemoryByID returns ENOTFOUND if the tenant has no such memory.

@@ -85,7 +85,10 @@ func (r Rules) Validate(m *Memory) error {
 	if !ValidSecurityLevel(m.SecurityLevel) {
 		return Errorf(EINVALID, "security_level must be public, internal, confidential or secret")
 	}
-	for name, v := range map[string]string{"agent_id": m.AgentID, "subcategory": m.Subcategory, "type": m.Type} {
+	if err := CheckOptionalID("agent_id", m.AgentID); err != nil {
+		return err
+	}
+	for name, v := range map[string]string{"subcategory": m.Subcategory, "type": m.Type} {
 		if len(v) > 128 || hasControl(v) {
 			return Errorf(EINVALID, "%s must be at most 128 bytes without control characters", name)
 		}

@@ -65,6 +65,26 @@ func ValidSessionID(s string) bool {
 	return s != "."
 }
 
+// CheckID refuses, with EINVALID naming the field, a session, resource or
+// agent id that ValidSessionID does not accept. Every door and service
+// checks ids with it, so that an id refused on one route is refused on
+// all of them (a recall's session_id is recorded, a persona's agent id
+// names a key).
+func CheckID(name, id string) error {
+	if !ValidSessionID(id) {
+		return Errorf(EINVALID, "%s must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", name, MaxSessionIDLen)
+	}
+	return nil
+}
+
+// CheckOptionalID is CheckID for an optional id: "" is accepted.
+func CheckOptionalID(name, id string) error {
+	if id == "" {
+		return nil
+	}
+	return CheckID(name, id)
+}
+
 // Session is an L1 thread or agent run of a tenant.
 type Session struct {
 	ID         string     `json:"id"`

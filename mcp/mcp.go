@@ -10,9 +10,12 @@
 package mcp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,6 +25,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // Recaller is what recall and boot need.
@@ -43,6 +47,9 @@ type Limits struct {
 	// request body (limits.max_body_bytes).
 	MaxArgumentBytes int64
 	MaxJSONDepth     int
+	// MaxBatch bounds the messages of one JSON-RPC batch, over HTTP and
+	// stdio (limits.max_batch; 0: its default), see Handler.
+	MaxBatch int
 	// MaxBudget is the largest token budget of recall and boot
 	// (recall.max_budget); their default budget never exceeds it.
 	MaxBudget int
@@ -80,6 +87,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Limits.MaxBatch <= 0 {
+		cfg.Limits.MaxBatch = engram.DefaultLimitsConfig().MaxBatch
 	}
 	return &Server{cfg: cfg}
 }
@@ -126,12 +136,16 @@ func (s *Server) sdkServer(transport string, who func(*sdk.CallToolRequest) (cal
 
 // RunStdio serves the tools over r and w (newline-delimited JSON-RPC, the
 // stdio transport) until the client closes r or ctx ends. Every call acts
-// for id.
+// for id. JSON-RPC batches hold to the limits they hold to over HTTP
+// (see Handler); a refused batch is answered with one JSON-RPC error and
+// none of its calls runs (batchFilter).
 func (s *Server) RunStdio(ctx context.Context, id Identity, r io.ReadCloser, w io.WriteCloser) error {
 	srv := s.sdkServer("stdio", func(*sdk.CallToolRequest) (caller, error) {
 		return caller{Identity: id, RequestID: newRequestID()}, nil
 	})
-	return srv.Run(ctx, &sdk.IOTransport{Reader: r, Writer: w})
+	out := &lockedWriter{w: w}
+	in := &batchFilter{s: s, in: bufio.NewReader(r), closer: r, out: out}
+	return srv.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
 }
 
 func newRequestID() string {
@@ -157,6 +171,19 @@ const callerExtra = "engram.caller"
 // connection with another Host) is off: it would refuse every request
 // from a reverse proxy on the same host, and a rebinding page cannot know
 // the bearer key that every request must carry.
+//
+// A request body is read by the rules of the REST API's bodies before the
+// SDK parses it: over limits.max_body_bytes it is a 413, invalid UTF-8 or
+// data after the JSON-RPC message a 400, each with the REST API's error
+// body (checkBody). JSON-RPC batches are held to the limits of REST's
+// batch rather than refused: MCP 2025-03-26 requires a server to accept
+// them (2025-06-18 dropped them, and the SDK refuses a batch from a
+// client that negotiated it), so checkBatch refuses one of more than
+// limits.max_batch messages (each writes at most one memory, so a batch
+// writes no more than /v1/memories/batch may) or naming one key twice
+// (engram.CheckBatchKeys), before any of its messages runs: a refused
+// batch writes nothing. The calls of an accepted batch are separate calls,
+// as JSON-RPC defines them, not one transaction.
 func (s *Server) Handler() http.Handler {
 	srv := s.sdkServer("http", func(req *sdk.CallToolRequest) (caller, error) {
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
@@ -185,6 +212,12 @@ func (s *Server) Handler() http.Handler {
 		}
 		// The server's request id (X-Request-ID, already on the response)
 		// marks the events this request writes, as on the REST API.
+		if r.Method == http.MethodPost {
+			if err := s.checkBody(w, r); err != nil {
+				s.writeHTTPError(w, err)
+				return
+			}
+		}
 		c := caller{Identity: Identity{TenantID: key.TenantID, KeyID: key.ID}, RequestID: w.Header().Get("X-Request-ID")}
 		if c.RequestID == "" {
 			c.RequestID = newRequestID()
@@ -202,19 +235,74 @@ func (s *Server) authenticate(r *http.Request) (*engram.APIKey, error) {
 	return s.cfg.Auth.Authenticate(r.Context(), strings.TrimSpace(secret))
 }
 
-// writeHTTPError answers a request that never reached the MCP handler:
-// authentication can only fail as unauthorized (401) or internal (500).
+// checkBody reads r's body (wire.ReadBody, wire.CheckEnvelope) and, when
+// it is a JSON-RPC batch, checks the batch (checkBatch); it leaves the
+// body for the SDK to read again.
+func (s *Server) checkBody(w http.ResponseWriter, r *http.Request) error {
+	body, err := wire.ReadBody(w, r, s.cfg.Limits.MaxArgumentBytes)
+	if err != nil {
+		return err
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	if err := wire.CheckEnvelope(body); err != nil {
+		return err
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		return s.checkBatch(b)
+	}
+	return nil
+}
+
+// batchMessage is what checkBatch reads of a JSON-RPC message.
+type batchMessage struct {
+	Method string `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"params"`
+}
+
+// checkBatch refuses a JSON-RPC batch of more than MaxBatch messages, or
+// whose set_memory and forget calls name one key twice (see Handler). A
+// batch that does not parse is left to the SDK, which answers it.
+func (s *Server) checkBatch(body []byte) error {
+	var msgs []batchMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return nil
+	}
+	if len(msgs) > s.cfg.Limits.MaxBatch {
+		return engram.Errorf(engram.EINVALID, "a JSON-RPC batch may hold at most %d messages, got %d", s.cfg.Limits.MaxBatch, len(msgs))
+	}
+	keys := make([]string, len(msgs))
+	for i, m := range msgs {
+		if m.Method != "tools/call" || (m.Params.Name != "set_memory" && m.Params.Name != "forget") {
+			continue
+		}
+		var a struct {
+			Key string `json:"key"`
+		}
+		if json.Unmarshal(m.Params.Arguments, &a) == nil {
+			keys[i] = a.Key
+		}
+	}
+	return engram.CheckBatchKeys(keys)
+}
+
+// writeHTTPError answers a request that never reached the MCP handler
+// (a failed authentication, a refused body) with the status of the one
+// code→status table and the REST API's error body; internal errors are
+// logged in full.
 func (s *Server) writeHTTPError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	if engram.ErrorCode(err) == engram.EUNAUTHORIZED {
-		status = http.StatusUnauthorized
+	status, code := wire.Status(err)
+	switch {
+	case status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
-	} else {
-		s.cfg.Logger.Error("mcp: authenticate", "err", err, "request_id", w.Header().Get("X-Request-ID"))
+	case code == engram.EINTERNAL:
+		s.cfg.Logger.Error("mcp: request", "err", err, "request_id", w.Header().Get("X-Request-ID"))
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(errorBody(err))
+	_, _ = w.Write(wire.ErrorBody(err))
 }
 
 // minLevel drops records below a level.

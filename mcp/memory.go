@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // memoryView is a memory as the tools return it: what a model needs to
@@ -88,7 +89,7 @@ func (b *toolbox) addRemember() {
 }
 
 func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult, error) {
-	expires, err := parseTime("expires_at", a.ExpiresAt)
+	expires, err := wire.ParseTime("expires_at", a.ExpiresAt)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func (s *Server) setMemory(ctx context.Context, a *setMemoryArgs) (*setMemoryRes
 	if a.Content == nil {
 		return nil, engram.Errorf(engram.EINVALID, "content is required (JSON null tombstones the key)")
 	}
-	expires, err := parseTime("expires_at", a.ExpiresAt)
+	expires, err := wire.ParseTime("expires_at", a.ExpiresAt)
 	if err != nil {
 		return nil, err
 	}

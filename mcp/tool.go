@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // tools are engram's MCP tools (tools/list sorts them by name). Each entry
@@ -122,24 +123,12 @@ func (b *toolbox) log(ctx context.Context, name string, c caller, start time.Tim
 	b.s.cfg.Logger.Log(ctx, level, "mcp tool", attrs...)
 }
 
-// errorResult is a tool error carrying the REST API's error body.
+// errorResult is a tool error carrying the REST API's error body
+// (wire.ErrorBody: the same code and message the REST API would give).
 func errorResult(err error) *sdk.CallToolResult {
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(errorBody(err))}}}
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(wire.ErrorBody(err))}}}
 	res.SetError(err)
 	return res
-}
-
-// errorBody is {"error":{"code","message"}}: the code of err, and its
-// client-safe message ("internal error" for anything not an engram.Error).
-func errorBody(err error) []byte {
-	type detail struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
-	b, _ := json.Marshal(struct {
-		Error detail `json:"error"`
-	}{detail{engram.ErrorCode(err), engram.ErrorMessage(err)}})
-	return b
 }
 
 // schemaFor infers the JSON Schema of T. json.RawMessage, which holds any

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // PairEncoder writes export lines in one format (learning.Encoder).
@@ -47,7 +47,7 @@ func (s *Server) handleCreateInteraction(c *gin.Context) {
 	case req.Prompt[0] == '"':
 		_ = json.Unmarshal(req.Prompt, &in.Prompt)
 	case req.Prompt[0] == '[':
-		if err := strictUnmarshal(req.Prompt, &in.Messages); err != nil || len(in.Messages) == 0 {
+		if err := wire.Decode(req.Prompt, &in.Messages, s.cfg.Limits.MaxJSONDepth); err != nil || len(in.Messages) == 0 {
 			writeError(c, engram.Errorf(engram.EINVALID, "prompt: want a string or a non-empty list of {\"role\",\"content\"} messages"))
 			return
 		}
@@ -61,13 +61,6 @@ func (s *Server) handleCreateInteraction(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, out)
-}
-
-// strictUnmarshal decodes b into v refusing unknown fields.
-func strictUnmarshal(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
 
 // feedbackRequest uses pointers where "absent" and "zero" differ: a

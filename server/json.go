@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"net/http"
 	"net/url"
-	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,309 +16,59 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
-// decodeJSON reads the request body into dst, refusing with a clear 4xx,
-// before anything is written: a non-JSON content type (415), a body over
-// the limit (413), invalid UTF-8, nesting deeper than the limit, unknown
-// fields, wrong types, trailing data or an empty body (400).
+// decodeJSON reads the request body into dst with the strict rules of
+// every door (wire.Decode), refusing with a clear 4xx before anything is
+// written: a non-JSON content type (415), a body over the limit (413),
+// and (400) an empty body, invalid UTF-8, nesting deeper than the limit,
+// NUL or a lone surrogate, a duplicate or case-folded field, unknown
+// fields, wrong types, trailing data, or a bad session, resource or
+// agent id.
 func (s *Server) decodeJSON(c *gin.Context, dst any) error {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be application/json")
 	}
-	limit := s.cfg.Limits.MaxBodyBytes
-	if c.Request.ContentLength > limit {
-		return tooLarge(limit)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	body, err := wire.ReadBody(c.Writer, c.Request, s.cfg.Limits.MaxBodyBytes)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(limit)
-		}
-		return engram.Errorf(engram.EINVALID, "could not read the request body")
+		return err
+	}
+	return wire.Decode(body, dst, s.cfg.Limits.MaxJSONDepth)
+}
+
+// readBody reads a body of one of the given media types (the first is
+// named in the error) with the limits of decodeJSON: 415, 413, and 400
+// for an empty body or invalid UTF-8. A JSON body is kept as JSON (a
+// merge patch) and checked as a document (wire.CheckDocument): depth,
+// NUL, lone surrogates, validity, and no field named twice at any depth.
+func (s *Server) readBody(c *gin.Context, types ...string) ([]byte, string, error) {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || !slices.Contains(types, mt) {
+		return nil, "", engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be %s", strings.Join(types, " or "))
+	}
+	body, err := wire.ReadBody(c.Writer, c.Request, s.cfg.Limits.MaxBodyBytes)
+	if err != nil {
+		return nil, "", err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return engram.Errorf(engram.EINVALID, "request body is empty; send a JSON object")
+		return nil, "", engram.Errorf(engram.EINVALID, "request body is empty")
 	}
 	if !utf8.Valid(body) {
-		return engram.Errorf(engram.EINVALID, "request body is not valid UTF-8")
+		return nil, "", engram.Errorf(engram.EINVALID, "request body is not valid UTF-8")
 	}
-	if err := checkJSON(body, s.cfg.Limits.MaxJSONDepth); err != nil {
-		return err
+	if strings.HasSuffix(mt, "json") {
+		if err := wire.CheckDocument(body, s.cfg.Limits.MaxJSONDepth); err != nil {
+			return nil, "", err
+		}
 	}
-	if err := checkFields(body, reflect.TypeOf(dst)); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return engram.Errorf(engram.EINVALID, "request body has data after the JSON object")
-	}
-	return nil
+	return body, mt, nil
 }
 
-func tooLarge(limit int64) error {
-	return engram.Errorf(engram.ETOOLARGE, "request body is larger than %d bytes", limit)
-}
-
-// checkJSON rejects, without building it, JSON nested deeper than max,
-// strings holding NUL (\u0000): PostgreSQL cannot store NUL in text, and
-// no memory needs it, so both engines refuse it alike; and lone UTF-16
-// surrogates (\ud800 not followed by \udc00–\udfff, or a low one alone),
-// which encoding/json would silently store as U+FFFD.
-func checkJSON(b []byte, max int) error {
-	depth, inString := 0, false
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		switch {
-		case inString && ch == '\\':
-			if i+5 < len(b) && b[i+1] == 'u' {
-				r, ok := hex4(b[i+2 : i+6])
-				switch {
-				case ok && r == 0:
-					return engram.Errorf(engram.EINVALID, "strings must not contain NUL (\\u0000)")
-				case ok && r >= 0xd800 && r < 0xdc00:
-					if i+11 >= len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
-						return loneSurrogate(r)
-					}
-					if lo, ok := hex4(b[i+8 : i+12]); !ok || lo < 0xdc00 || lo > 0xdfff {
-						return loneSurrogate(r)
-					}
-					i += 6 // the low half is checked here
-				case ok && r >= 0xdc00 && r <= 0xdfff:
-					return loneSurrogate(r)
-				}
-			}
-			i++ // skip the escaped character
-		case ch == '"':
-			inString = !inString
-		case inString:
-		case ch == '{' || ch == '[':
-			if depth++; depth > max {
-				return engram.Errorf(engram.EINVALID, "JSON is nested deeper than %d levels", max)
-			}
-		case ch == '}' || ch == ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-func hex4(b []byte) (rune, bool) {
-	v, err := strconv.ParseUint(string(b), 16, 16)
-	return rune(v), err == nil
-}
-
-func loneSurrogate(r rune) error {
-	return engram.Errorf(engram.EINVALID, "strings must not contain a lone UTF-16 surrogate (\\u%04x); escape a character outside the BMP as a surrogate pair", r)
-}
-
-// checkFields refuses what encoding/json would quietly accept: an object
-// naming a field twice (anywhere, also inside free JSON such as data),
-// and a field of the request spelt in another case ("Content"), which the
-// decoder would match to content. t is the type decoded into.
-func checkFields(body []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := walkFields(dec, t); err != nil {
-		var e *engram.Error
-		if errors.As(err, &e) {
-			return e
-		}
-		return nil // malformed JSON: the decoder reports it
-	}
-	return nil
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// walkFields reads one JSON value from dec, checking the objects in it
-// against t (nil: free JSON, checked for duplicates only).
-func walkFields(dec *json.Decoder, t reflect.Type) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil && (t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType)) {
-		t = nil // free JSON, or a type that reads itself
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('['):
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for dec.More() {
-			if err := walkFields(dec, elem); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			name, _ := tok.(string)
-			if seen[name] {
-				return engram.Errorf(engram.EINVALID, "duplicate field %q", name)
-			}
-			seen[name] = true
-			var ft reflect.Type
-			switch {
-			case t == nil:
-			case t.Kind() == reflect.Map:
-				ft = t.Elem()
-			case t.Kind() == reflect.Struct:
-				f, exact, ok := jsonField(t, name)
-				if ok && !exact {
-					return engram.Errorf(engram.EINVALID, "unknown field %q (field names are case-sensitive: %q)", name, f)
-				}
-				if ok {
-					ft = fieldType(t, f)
-				}
-			}
-			if err := walkFields(dec, ft); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return nil
-}
-
-// jsonField finds the JSON field of struct t named name: its exact
-// name, whether name matched exactly, and whether any field matched
-// (case-insensitively, as encoding/json matches).
-func jsonField(t reflect.Type, name string) (string, bool, bool) {
-	folded := ""
-	for _, f := range jsonFields(t) {
-		if f == name {
-			return f, true, true
-		}
-		if folded == "" && strings.EqualFold(f, name) {
-			folded = f
-		}
-	}
-	return folded, false, folded != ""
-}
-
-// jsonFields lists the JSON names of struct t's fields, embedded structs'
-// fields included.
-func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				out = append(out, jsonFields(ft)...)
-				continue
-			}
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, name)
-	}
-	return out
-}
-
-// fieldType is the Go type of struct t's JSON field name.
-func fieldType(t reflect.Type, name string) reflect.Type {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous && tag == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				if inner := fieldType(ft, name); inner != nil {
-					return inner
-				}
-				continue
-			}
-		}
-		if tag == name || (tag == "" && f.Name == name) {
-			return f.Type
-		}
-	}
-	return nil
-}
-
-// jsonError turns a decoder error into a message naming the field.
-func jsonError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			return engram.Errorf(engram.EINVALID, "request body must be a JSON object")
-		}
-		return engram.Errorf(engram.EINVALID, "%s: want %s, got %s", field, jsonKind(typeErr.Type.String()), typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return engram.Errorf(engram.EINVALID, "malformed JSON at byte %d", syntaxErr.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return engram.Errorf(engram.EINVALID, "malformed JSON: unexpected end")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return engram.Errorf(engram.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
-	}
-	var e *engram.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return engram.Errorf(engram.EINVALID, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-func jsonKind(goType string) string {
-	switch {
-	case strings.Contains(goType, "float"), strings.Contains(goType, "int"):
-		return "a number"
-	case strings.Contains(goType, "[]string"):
-		return "an array of strings"
-	case strings.Contains(goType, "string"), strings.Contains(goType, "Priority"):
-		return "a string"
-	case strings.Contains(goType, "bool"):
-		return "true or false"
-	case strings.Contains(goType, "Time"):
-		return "an RFC 3339 time"
-	}
-	return goType
-}
-
-// parseTime reads an optional RFC 3339 time field; absent or null is nil.
+// parseTime reads an optional RFC 3339 time field (wire.ParseTime).
 func parseTime(name string, raw json.RawMessage) (*time.Time, error) {
-	if raw == nil || string(raw) == "null" {
-		return nil, nil
-	}
-	var t time.Time
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return nil, engram.Errorf(engram.EINVALID, "%s: want an RFC 3339 time such as 2030-01-02T15:04:05Z", name)
-	}
-	return &t, nil
+	return wire.ParseTime(name, raw)
 }
 
 // ifMatch reads the expected version from If-Match ("3", W/"3" or 3).
@@ -371,7 +119,8 @@ var takesQuery = map[string]bool{
 }
 
 // queryParams checks that every query parameter is known and given once,
-// so that a misspelt filter is an error rather than silently ignored.
+// so that a misspelt filter is an error rather than silently ignored, and
+// that an agent or session id among them is a valid one.
 func queryParams(c *gin.Context, known ...string) error {
 	for name, vals := range c.Request.URL.Query() {
 		ok := false
@@ -389,6 +138,9 @@ func queryParams(c *gin.Context, known ...string) error {
 		}
 		if strings.ContainsRune(vals[0], 0) || !utf8.ValidString(vals[0]) {
 			return engram.Errorf(engram.EINVALID, "query parameter %q must be valid UTF-8 without NUL", name)
+		}
+		if err := wire.CheckParam(name, vals[0]); err != nil {
+			return err
 		}
 	}
 	return nil

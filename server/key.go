@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // putKeyRequest is the body of PUT /v1/keys/{key}: set_memory(key,
@@ -25,10 +26,12 @@ type putKeyRequest struct {
 	ExpiresAt  json.RawMessage  `json:"expires_at"`
 }
 
-// keyParam normalizes the key of the URL (gin has already decoded
-// percent-escapes, so %2e%2e arrives as ".." and is refused).
+// keyParam reads the key of the URL from the path as sent (wire.PathKey):
+// an encoded slash (%2F) is refused rather than read as a separator, and
+// other escapes are decoded before the key is checked, so %2e%2e arrives
+// as ".." and is refused.
 func (s *Server) keyParam(c *gin.Context) (string, error) {
-	return engram.NormalizeKey(c.Param("key"), s.cfg.Limits.Keys)
+	return wire.PathKey(c.Request.URL.EscapedPath(), "/v1/keys", s.cfg.Limits.Keys)
 }
 
 // keyWriteTarget reads the key and the If-Match version of a key write,

@@ -5,12 +5,11 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // createMemoryRequest is the body of POST /v1/memories.
@@ -94,7 +93,8 @@ type batchRequest struct {
 }
 
 // handleCreateBatch stores up to Limits.MaxBatch memories in one
-// transaction: all of them, or (on any invalid one) none.
+// transaction: all of them, or (on any invalid one) none. A batch naming
+// one key twice is refused before the store (engram.CheckBatchKeys).
 func (s *Server) handleCreateBatch(c *gin.Context) {
 	var req batchRequest
 	if err := s.decodeJSON(c, &req); err != nil {
@@ -106,13 +106,18 @@ func (s *Server) handleCreateBatch(c *gin.Context) {
 		return
 	}
 	ms := make([]*engram.Memory, len(req.Memories))
+	keys := make([]string, len(req.Memories))
 	for i, r := range req.Memories {
 		m, err := s.newMemory(r)
 		if err != nil {
 			writeError(c, engram.Errorf(engram.ErrorCode(err), "memories[%d]: %s", i, engram.ErrorMessage(err)))
 			return
 		}
-		ms[i] = m
+		ms[i], keys[i] = m, m.Key
+	}
+	if err := engram.CheckBatchKeys(keys); err != nil {
+		writeError(c, err)
+		return
 	}
 	res, err := s.cfg.Memories.CreateMemories(c.Request.Context(), ms)
 	if err != nil {
@@ -366,15 +371,10 @@ func (s *Server) handleRollbackMemory(c *gin.Context) {
 	respondMemory(c)(s.cfg.Memories.RollbackMemory(c.Request.Context(), memoryID(c), req.Version, expect))
 }
 
-// memoryID is the :id path parameter. An id that could not have been
-// issued (NUL, invalid UTF-8) is passed on as one that matches nothing,
-// so it gets the same 404 as any unknown id.
+// memoryID is the :id path parameter (wire.MemoryID: an id that could not
+// have been issued gets the same 404 as any unknown id).
 func memoryID(c *gin.Context) string {
-	id := c.Param("id")
-	if strings.ContainsRune(id, 0) || !utf8.ValidString(id) {
-		return "mem_invalid"
-	}
-	return id
+	return wire.MemoryID(c.Param("id"))
 }
 
 // respondMemory returns a function that answers a request with a memory

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 type personaRequest struct {
@@ -17,8 +18,8 @@ type personaRequest struct {
 // text/markdown (or text/plain) body, or JSON {"markdown"}.
 func (s *Server) handlePutPersona(c *gin.Context) {
 	id := c.Param("id")
-	if !engram.ValidSessionID(id) {
-		writeError(c, engram.Errorf(engram.EINVALID, "agent id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+	if err := engram.CheckID("agent id", id); err != nil {
+		writeError(c, err)
 		return
 	}
 	body, mt, err := s.readBody(c, "text/markdown", "text/plain", "application/json")
@@ -29,7 +30,7 @@ func (s *Server) handlePutPersona(c *gin.Context) {
 	markdown := string(body)
 	if mt == "application/json" {
 		var req personaRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := wire.Decode(body, &req, s.cfg.Limits.MaxJSONDepth); err != nil {
 			writeError(c, err)
 			return
 		}

@@ -1,17 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -40,8 +35,11 @@ func (s *Server) handleSessions(c *gin.Context) {
 		return
 	}
 	id, err := url.PathUnescape(strings.Join(segs[:len(segs)-1], "/"))
-	if err != nil || !engram.ValidSessionID(id) {
-		writeError(c, engram.Errorf(engram.EINVALID, "session id must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", engram.MaxSessionIDLen))
+	if err != nil {
+		id = "" // a malformed escape: refused as a bad id
+	}
+	if err := engram.CheckID("session id", id); err != nil {
+		writeError(c, err)
 		return
 	}
 	if !slices.Contains(allowed, c.Request.Method) {
@@ -231,54 +229,4 @@ func (s *Server) handleSessionEnd(c *gin.Context, id string) {
 		return
 	}
 	c.JSON(http.StatusOK, out)
-}
-
-// decodeStrict decodes a JSON body read by readBody as decodeJSON would.
-func decodeStrict(body []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return engram.Errorf(engram.EINVALID, "request body has data after the JSON object")
-	}
-	return nil
-}
-
-// readBody reads a body of one of the given media types (the first is
-// named in the error) with the limits of decodeJSON: 415, 413, and 400
-// for an empty body or invalid UTF-8; JSON bodies also for NUL and depth.
-func (s *Server) readBody(c *gin.Context, types ...string) ([]byte, string, error) {
-	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
-	if err != nil || !slices.Contains(types, mt) {
-		return nil, "", engram.Errorf(engram.EUNSUPPORTED, "Content-Type must be %s", strings.Join(types, " or "))
-	}
-	limit := s.cfg.Limits.MaxBodyBytes
-	if c.Request.ContentLength > limit {
-		return nil, "", tooLarge(limit)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, "", tooLarge(limit)
-		}
-		return nil, "", engram.Errorf(engram.EINVALID, "could not read the request body")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, "", engram.Errorf(engram.EINVALID, "request body is empty")
-	}
-	if !utf8.Valid(body) {
-		return nil, "", engram.Errorf(engram.EINVALID, "request body is not valid UTF-8")
-	}
-	if strings.HasSuffix(mt, "json") {
-		if err := checkJSON(body, s.cfg.Limits.MaxJSONDepth); err != nil {
-			return nil, "", err
-		}
-		if !json.Valid(body) {
-			return nil, "", engram.Errorf(engram.EINVALID, "request body is not valid JSON")
-		}
-	}
-	return body, mt, nil
 }

@@ -11,8 +11,9 @@
 // session's CSRF token. A key of the admin tenant (the deployment's
 // default tenant, auth.default_tenant) may switch to any tenant.
 //
-// The package imports the root package only: it declares the small
-// interfaces it needs, and cmd/engram passes the real services.
+// The package imports the root package and the kit only (internal/wire
+// for the one code→status table): it declares the small interfaces it
+// needs, and cmd/engram passes the real services.
 package web
 
 import (
@@ -28,6 +29,7 @@ import (
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/ratelimit"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // Authenticator checks an API key (engram.AuthService).
@@ -206,25 +208,16 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
-// statusOf maps an engram error code to the status the console answers.
+// statusOf is the status the console answers err with: the one
+// code→status table of every door (wire.Status), so that a refusal reads
+// alike here and on the API (too_large is 413 on both).
 func statusOf(err error) int {
-	switch engram.ErrorCode(err) {
-	case engram.EINVALID:
-		return http.StatusBadRequest
-	case engram.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case engram.ENOTFOUND:
-		return http.StatusNotFound
-	case engram.ECONFLICT:
-		return http.StatusConflict
-	case errForbidden:
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
+	status, _ := wire.Status(err)
+	return status
 }
 
-// errForbidden is the console's own code for a refused form post.
-const errForbidden = "forbidden"
+// errForbidden is the code of a refused form post (403).
+const errForbidden = wire.EFORBIDDEN
 
 // errorMessage is what a person sees: the message of a known error, a
 // plain "internal error" otherwise (logged in full).

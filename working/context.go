@@ -110,7 +110,7 @@ func compress(r *round) string {
 
 // Events implements engram.SessionService.
 func (s *Service) Events(ctx context.Context, sessionID string, page engram.EventPage) (*engram.EventList, error) {
-	if err := checkID("session id", sessionID); err != nil {
+	if err := engram.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
 	return s.store.SessionEventsPage(ctx, sessionID, page)
@@ -118,7 +118,7 @@ func (s *Service) Events(ctx context.Context, sessionID string, page engram.Even
 
 // Context implements engram.SessionService.
 func (s *Service) Context(ctx context.Context, sessionID string, tokenLimit int) (*engram.SessionContext, error) {
-	if err := checkID("session id", sessionID); err != nil {
+	if err := engram.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
 	if err := engram.CheckBudget("token_limit", tokenLimit, s.cfg.MaxBudget); err != nil {

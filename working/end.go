@@ -19,7 +19,7 @@ const maxNoteChars = 4000
 // the session: its events stay readable until the TTL, and new ones are
 // refused with ECONFLICT.
 func (s *Service) End(ctx context.Context, sessionID, outcome, note string) (*engram.SessionEnd, error) {
-	if err := checkID("session id", sessionID); err != nil {
+	if err := engram.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
 	if outcome != engram.OutcomeSuccess && outcome != engram.OutcomeFailure {

@@ -22,11 +22,11 @@ const maxNameChars = 64
 // an L2 episode (see episodes). The answer carries each message's
 // episode id.
 func (s *Service) AppendEvents(ctx context.Context, sessionID string, b engram.EventBatch) (*engram.EventsResult, error) {
-	if err := checkID("session id", sessionID); err != nil {
+	if err := engram.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
 	if b.ResourceID != "" {
-		if err := checkID("resource_id", b.ResourceID); err != nil {
+		if err := engram.CheckID("resource_id", b.ResourceID); err != nil {
 			return nil, err
 		}
 	}

@@ -25,7 +25,7 @@ var personaSource = json.RawMessage(`{"kind":"api","name":"persona"}`)
 
 // PutPersona implements engram.PersonaService.
 func (s *Service) PutPersona(ctx context.Context, agentID, markdown string) (*engram.Persona, error) {
-	if err := checkID("agent id", agentID); err != nil {
+	if err := engram.CheckID("agent id", agentID); err != nil {
 		return nil, err
 	}
 	if len(markdown) > s.cfg.Sessions.MaxPersonaBytes {
@@ -51,7 +51,7 @@ func toPersona(agentID string, m *engram.Memory) *engram.Persona {
 // Persona implements engram.PersonaService: version 0 is the current one;
 // an older version comes from the memory's history.
 func (s *Service) Persona(ctx context.Context, agentID string, version int64) (*engram.Persona, error) {
-	if err := checkID("agent id", agentID); err != nil {
+	if err := engram.CheckID("agent id", agentID); err != nil {
 		return nil, err
 	}
 	if version < 0 {

@@ -36,7 +36,7 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 		return nil, err
 	}
 	if req.AgentID != "" {
-		if err := checkID("agent_id", req.AgentID); err != nil {
+		if err := engram.CheckID("agent_id", req.AgentID); err != nil {
 			return nil, err
 		}
 	}

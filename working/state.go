@@ -23,7 +23,7 @@ import (
 // scopeOf returns the scope id of a session's document: the session id,
 // or its resource id.
 func (s *Service) scopeOf(ctx context.Context, sessionID, scope string) (string, error) {
-	if err := checkID("session id", sessionID); err != nil {
+	if err := engram.CheckID("session id", sessionID); err != nil {
 		return "", err
 	}
 	switch scope {

@@ -96,14 +96,6 @@ func (s *Service) Cleanup(ctx context.Context) (int64, error) {
 	return s.store.DeleteExpiredSessions(ctx)
 }
 
-// checkID refuses an unusable session, resource or agent id.
-func checkID(name, id string) error {
-	if !engram.ValidSessionID(id) {
-		return engram.Errorf(engram.EINVALID, "%s must be 1-%d characters of A-Z a-z 0-9 . _ : - without \"..\"", name, engram.MaxSessionIDLen)
-	}
-	return nil
-}
-
 // sessionSource is the provenance of the memories a session writes.
 func sessionSource(sessionID, locator string) json.RawMessage {
 	m := map[string]string{"kind": "session", "name": sessionID}

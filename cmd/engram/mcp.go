@@ -23,7 +23,7 @@ func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) 
 		Memories: s.Memories, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
 		Sessions: s.Working, Prompt: s.Working,
 		Categories: cfg.Memory.Categories,
-		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,
 			MaxBudget: cfg.Recall.MaxBudget, Keys: cfg.Limits.KeyLimits()},
 		Version: Version, Logger: logger,
 	})

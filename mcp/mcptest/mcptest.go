@@ -295,7 +295,7 @@ func Scenario(t *testing.T, a, other *Client) {
 		{"boot", map[string]any{"token_limit": 9000}, "invalid", "token_limit must be between 1 and 8000"},
 		{"reflect", map[string]any{"limit": 0}, "invalid", "limit must be between 1 and 20"},
 		{"session_event", map[string]any{"session_id": "trip-1", "type": "thought", "content": "x"}, "invalid", "unknown event type \"thought\"; one of message, trigger, query, subtask, decision, tool_call, llm_response, instruction"},
-		{"session_event", map[string]any{"session_id": "a/b", "type": "decision", "content": "x"}, "invalid", "session id must be 1-128 characters of A-Z a-z 0-9 . _ : - without \"..\""},
+		{"session_event", map[string]any{"session_id": "a/b", "type": "decision", "content": "x"}, "invalid", "session_id must be 1-128 characters of A-Z a-z 0-9 . _ : - without \"..\""},
 		{"session_event", map[string]any{"session_id": "trip-1", "type": "message", "content": "x"}, "invalid", "a message needs speaker or role"},
 		{"prompt", map[string]any{"query": "x", "session_id": "nope"}, "not_found", "no session nope"},
 		{"prompt", map[string]any{"query": " "}, "invalid", "query must not be empty"},
