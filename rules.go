@@ -85,10 +85,11 @@ func (r Rules) Validate(m *Memory) error {
 	if !ValidSecurityLevel(m.SecurityLevel) {
 		return Errorf(EINVALID, "security_level must be public, internal, confidential or secret")
 	}
-	if err := CheckOptionalID("agent_id", m.AgentID); err != nil {
-		return err
-	}
-	for name, v := range map[string]string{"subcategory": m.Subcategory, "type": m.Type} {
+	// A new agent id is held to CheckID at every door (internal/wire checks
+	// every agent_id field a request names); here the older, looser rule
+	// stays, so that a memory stored under it can still be updated, rolled
+	// back and merged by the sleep cycle.
+	for name, v := range map[string]string{"agent_id": m.AgentID, "subcategory": m.Subcategory, "type": m.Type} {
 		if len(v) > 128 || hasControl(v) {
 			return Errorf(EINVALID, "%s must be at most 128 bytes without control characters", name)
 		}
