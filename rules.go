@@ -85,10 +85,11 @@ func (r Rules) Validate(m *Memory) error {
 	if !ValidSecurityLevel(m.SecurityLevel) {
 		return Errorf(EINVALID, "security_level must be public, internal, confidential or secret")
 	}
-	// A new agent id is held to CheckID at every door (internal/wire checks
-	// every agent_id field a request names); here the older, looser rule
-	// stays, so that a memory stored under it can still be updated, rolled
-	// back and merged by the sleep cycle.
+	// A new agent id is held to CheckID where it enters: internal/wire
+	// checks every agent_id field of a request, and a key write the one its
+	// content names (KeyMemory). Here the older, looser rule stays, so that
+	// a memory stored under it can still be updated, rolled back and merged
+	// by the sleep cycle.
 	for name, v := range map[string]string{"agent_id": m.AgentID, "subcategory": m.Subcategory, "type": m.Type} {
 		if len(v) > 128 || hasControl(v) {
 			return Errorf(EINVALID, "%s must be at most 128 bytes without control characters", name)
@@ -218,6 +219,9 @@ func (r Rules) KeyMemory(key string, content []byte, w KeyWrite) (*Memory, error
 	pick(&m.Type, w.Type, meta.Type)
 	pick(&m.Summary, w.Summary, meta.Summary)
 	pick(&m.AgentID, w.AgentID, meta.AgentID)
+	if err := CheckOptionalID("agent_id", m.AgentID); err != nil {
+		return nil, err
+	}
 	pick(&m.Tags, w.Tags, meta.Tags)
 	pick(&m.Importance, w.Importance, meta.Importance)
 	pick(&m.Priority, w.Priority, meta.Priority)
