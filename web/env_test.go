@@ -44,7 +44,12 @@ func newEnv(t testing.TB, engine string) *env {
 // newEnvOn serves a console on db; adjust may change its configuration.
 func newEnvOn(t testing.TB, db *store.DB, adjust ...func(*web.Config)) *env {
 	t.Helper()
-	cfg := configs.Default()
+	return newEnvWith(t, db, configs.Default(), adjust...)
+}
+
+// newEnvWith is newEnvOn with engram's configuration cfg.
+func newEnvWith(t testing.TB, db *store.DB, cfg configs.Config, adjust ...func(*web.Config)) *env {
+	t.Helper()
 	tok := storetest.Tokenizer(t)
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories

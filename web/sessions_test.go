@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/store/storetest"
 )
 
@@ -74,6 +75,25 @@ func TestSessionPages(t *testing.T) {
 		c.get("/console/lang?to=zh&next=/console/sessions")
 		if res := c.get("/console/sessions/trip-1"); !strings.Contains(res.Body, "渲染后的上下文") || !strings.Contains(res.Body, "最近事件") {
 			t.Error("the session page is not in Chinese")
+		}
+	})
+}
+
+// TestSessionPageWithinMaxBudget: the session page renders its context
+// within engram.DefaultBudget, so it holds when recall.max_budget is below
+// the default.
+func TestSessionPageWithinMaxBudget(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		cfg := configs.Default()
+		cfg.Recall.MaxBudget = 500
+		e := newEnvWith(t, storetest.OpenWith(t, storetest.Options(t, engine)), cfg)
+		secret, _ := e.key(t, "acme")
+		c := e.client(t)
+		c.signIn(secret)
+		e.startSession(t, "acme", "trip-1", "user-7")
+		one := c.get("/console/sessions/trip-1")
+		if one.Status != http.StatusOK || strings.Contains(one.Body, `id="context-error"`) || !strings.Contains(one.Body, "of 500 tokens used") {
+			t.Errorf("session page with max_budget 500: %d: %.400s", one.Status, one.Body)
 		}
 	})
 }

@@ -191,7 +191,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			Feedback: services.Feedback, Logger: logger,
 			Limits: server.Limits{
 				MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
-				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
 			},
 		})
 		if err != nil {

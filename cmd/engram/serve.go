@@ -175,7 +175,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
-			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
 		},
 	})
 }
