@@ -65,12 +65,12 @@ func newEnvWith(t testing.TB, db *store.DB, cfg configs.Config, adjust ...func(*
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: db, Reflections: e.refl, Recall: e.recall, Pairs: e.feedback, Scorer: scorer,
 		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db,
-		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
+		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {
-				return nil, false, err
+				return 0, err
 			}
-			return learning.NewEncoder(w, f), f.Paired(), nil
+			return learning.Export(ctx, e.feedback, w, f, engram.PairFilter{Limit: limit})
 		},
 		Categories: cfg.Memory.Categories, AdminTenant: "default", MaxBudget: cfg.Recall.MaxBudget,
 	}
