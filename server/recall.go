@@ -130,6 +130,20 @@ func (s *Server) defaultBudget() int {
 	return engram.DefaultBudget(s.cfg.Limits.MaxBudget)
 }
 
+// limitParam is the limit of a list: 0 (the store's default) when the
+// query names none, else EINVALID unless a positive integer.
+func limitParam(c *gin.Context) (int, error) {
+	v, ok := c.GetQuery("limit")
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, engram.Errorf(engram.EINVALID, "limit must be a positive integer")
+	}
+	return n, nil
+}
+
 func intParam(c *gin.Context, name string) (int, error) {
 	v, ok := c.GetQuery(name)
 	if !ok {
