@@ -252,12 +252,9 @@ func (db *DB) SessionEventsPage(ctx context.Context, sessionID string, page engr
 	if err != nil {
 		return nil, err
 	}
-	limit := page.Limit
-	switch {
-	case limit == 0:
-		limit = db.rules.Limits.DefaultListLimit
-	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	limit, err := db.pageLimit(page.Limit)
+	if err != nil {
+		return nil, err
 	}
 	fingerprint := tenant + "\x1fsession-events\x1f" + sessionID
 	after, err := db.decodeCursor(page.Cursor, fingerprint)
