@@ -79,21 +79,24 @@ func TestSessionPages(t *testing.T) {
 	})
 }
 
-// TestSessionPageWithinMaxBudget: the session page renders its context
-// within engram.DefaultBudget, so it holds when recall.max_budget is below
-// the default.
-func TestSessionPageWithinMaxBudget(t *testing.T) {
+// TestPagesWithinMaxBudget: the session page renders its context within
+// engram.DefaultBudget and the playground offers a budget no larger than
+// recall.max_budget, so both hold when max_budget is below their defaults.
+func TestPagesWithinMaxBudget(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		cfg := configs.Default()
-		cfg.Recall.MaxBudget = 500
+		cfg.Recall.MaxBudget = 300
 		e := newEnvWith(t, storetest.OpenWith(t, storetest.Options(t, engine)), cfg)
 		secret, _ := e.key(t, "acme")
 		c := e.client(t)
 		c.signIn(secret)
 		e.startSession(t, "acme", "trip-1", "user-7")
 		one := c.get("/console/sessions/trip-1")
-		if one.Status != http.StatusOK || strings.Contains(one.Body, `id="context-error"`) || !strings.Contains(one.Body, "of 500 tokens used") {
-			t.Errorf("session page with max_budget 500: %d: %.400s", one.Status, one.Body)
+		if one.Status != http.StatusOK || strings.Contains(one.Body, `id="context-error"`) || !strings.Contains(one.Body, "of 300 tokens used") {
+			t.Errorf("session page with max_budget 300: %d: %.400s", one.Status, one.Body)
+		}
+		if pg := c.get("/console/playground"); pg.Status != http.StatusOK || !strings.Contains(pg.Body, `max="300" value="300"`) {
+			t.Errorf("playground with max_budget 300 does not offer 300: %d", pg.Status)
 		}
 	})
 }
