@@ -38,6 +38,16 @@ func (t *tree) parsePosition(s string) error {
 // countFiles counts the files of index/ and memories/.
 func (t *tree) countFiles() (int64, error) {
 	var n int64
+	if err := t.eachFile(func(string) error { n++; return nil }); err != nil {
+		return 0, fmt.Errorf("journal: count %w", err)
+	}
+	return n, nil
+}
+
+// eachFile calls fn with the path of each file of index/ and memories/
+// (its .json files, hidden ones left out), in path order: what the state
+// snapshot holds and the live count counts. Its error names the folder.
+func (t *tree) eachFile(fn func(p string) error) error {
 	for _, dir := range []string{"index", "memories"} {
 		err := fs.WalkDir(t.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -46,16 +56,16 @@ func (t *tree) countFiles() (int64, error) {
 				}
 				return err
 			}
-			if !d.IsDir() && !strings.HasPrefix(d.Name(), ".") && strings.HasSuffix(p, ".json") {
-				n++
+			if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(p, ".json") {
+				return nil
 			}
-			return nil
+			return fn(p)
 		})
 		if err != nil {
-			return 0, fmt.Errorf("journal: count %s: %w", dir, err)
+			return fmt.Errorf("%s: %w", dir, err)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // overBudget turns the tree log-only: its index/ and memories/ files and

@@ -237,6 +237,34 @@ type RebuildResult struct {
 	LogOnly bool `json:"log_only,omitempty"`
 }
 
+// RebuildAll rebuilds every tenant's mirror, or only the named tenant's,
+// calling report after each; it stops at the first error. ENOTFOUND when
+// only names no tenant.
+func (m *Mirror) RebuildAll(ctx context.Context, only string, report func(*RebuildResult) error) error {
+	tenants, err := m.tenants.FindTenants(ctx)
+	if err != nil {
+		return fmt.Errorf("journal: list tenants: %w", err)
+	}
+	found := only == ""
+	for _, t := range tenants {
+		if only != "" && t.Name != only {
+			continue
+		}
+		found = true
+		res, err := m.Rebuild(ctx, t)
+		if err != nil {
+			return fmt.Errorf("journal: rebuild %s: %w", t.Name, err)
+		}
+		if err := report(res); err != nil {
+			return err
+		}
+	}
+	if !found {
+		return engram.Errorf(engram.ENOTFOUND, "tenant %q not found", only)
+	}
+	return nil
+}
+
 // Rebuild recreates the tenant's mirror from the store: it replays the
 // tenant's whole event log into a new directory, exactly as following the
 // feed wrote the old one, then puts it in the old one's place. Followers

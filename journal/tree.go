@@ -245,27 +245,16 @@ func (t *tree) rotate() error {
 // path order.
 func (t *tree) writeState() error {
 	var b bytes.Buffer
-	for _, dir := range []string{"index", "memories"} {
-		err := fs.WalkDir(t.root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) && p == dir {
-					return fs.SkipDir
-				}
-				return err
-			}
-			if d.IsDir() || strings.HasPrefix(d.Name(), ".") || !strings.HasSuffix(p, ".json") {
-				return nil
-			}
-			data, err := t.root.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			b.Write(data)
-			return nil
-		})
+	err := t.eachFile(func(p string) error {
+		data, err := t.root.ReadFile(p)
 		if err != nil {
-			return fmt.Errorf("journal: snapshot %s: %w", dir, err)
+			return err
 		}
+		b.Write(data)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("journal: snapshot %w", err)
 	}
 	return t.writeFile(stateFile, b.Bytes())
 }

@@ -149,19 +149,15 @@ func (s *Server) handlePairs(c *gin.Context) {
 	if v, ok := c.GetQuery("min_margin"); ok {
 		m, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(m >= 0 && m <= 2) { // NaN fails both
-
 			writeError(c, engram.Errorf(engram.EINVALID, "min_margin must be a number from 0 to 2"))
 			return
 		}
 		f.MinMargin = m
 	}
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
-			return
-		}
-		f.Limit = n
+	var err error
+	if f.Limit, err = limitParam(c); err != nil {
+		writeError(c, err)
+		return
 	}
 	format := c.Query("format")
 	if format == "" {

@@ -177,13 +177,9 @@ func (s *Server) handleListMemories(c *gin.Context) {
 		}
 		*dst = b != nil && *b
 	}
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
-			return
-		}
-		f.Limit = n
+	if f.Limit, err = limitParam(c); err != nil {
+		writeError(c, err)
+		return
 	}
 	page, err := s.cfg.Memories.FindMemories(c.Request.Context(), f)
 	if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -100,15 +101,12 @@ func (s *Server) handleContext(c *gin.Context) {
 	c.JSON(http.StatusOK, contextResponse{Context: text, Items: out, TokensUsed: used, TokenLimit: limit})
 }
 
-// defaultBootTokens is the token_limit of a /v1/boot that names none.
-const defaultBootTokens = 2000
-
 func (s *Server) handleBoot(c *gin.Context) {
 	if err := queryParams(c, "token_limit", "agent_id"); err != nil {
 		writeError(c, err)
 		return
 	}
-	limit := defaultBootTokens
+	limit := s.defaultBudget()
 	var err error
 	if _, ok := c.GetQuery("token_limit"); ok {
 		if limit, err = intParam(c, "token_limit"); err != nil {
@@ -122,6 +120,28 @@ func (s *Server) handleBoot(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, b)
+}
+
+// defaultBudget is the token_limit of a /v1/boot that names none.
+func (s *Server) defaultBudget() int {
+	if s.cfg.Limits.MaxBudget <= 0 {
+		return engram.DefaultBudget(math.MaxInt)
+	}
+	return engram.DefaultBudget(s.cfg.Limits.MaxBudget)
+}
+
+// limitParam is the limit of a list: 0 (the store's default) when the
+// query names none, else EINVALID unless a positive integer.
+func limitParam(c *gin.Context) (int, error) {
+	v, ok := c.GetQuery("limit")
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, engram.Errorf(engram.EINVALID, "limit must be a positive integer")
+	}
+	return n, nil
 }
 
 func intParam(c *gin.Context, name string) (int, error) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -37,13 +36,10 @@ func (s *Server) handleListReflections(c *gin.Context) {
 	if v, ok := c.GetQuery("category"); ok {
 		f.Category = &v
 	}
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
-			return
-		}
-		f.Limit = n
+	var err error
+	if f.Limit, err = limitParam(c); err != nil {
+		writeError(c, err)
+		return
 	}
 	page, err := s.cfg.Reflections.FindReflections(c.Request.Context(), f)
 	if err != nil {

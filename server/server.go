@@ -24,6 +24,10 @@ type Limits struct {
 	MaxJSONDepth int
 	MaxBatch     int
 	Keys         engram.KeyLimits
+	// MaxBudget is recall.max_budget: a /v1/boot that names no token_limit
+	// is rendered within engram.DefaultBudget of it, as over MCP. Zero
+	// leaves that default uncapped (the recall service still checks).
+	MaxBudget int
 }
 
 // Pinger reports whether the store answers, for /healthz.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -141,13 +140,10 @@ func (s *Server) handleListSessionEvents(c *gin.Context, id string) {
 		return
 	}
 	page := engram.EventPage{Cursor: c.Query("cursor")}
-	if v, ok := c.GetQuery("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeError(c, engram.Errorf(engram.EINVALID, "limit must be a positive integer"))
-			return
-		}
-		page.Limit = n
+	var err error
+	if page.Limit, err = limitParam(c); err != nil {
+		writeError(c, err)
+		return
 	}
 	list, err := s.cfg.Sessions.Events(c.Request.Context(), id, page)
 	if err != nil {

@@ -53,7 +53,8 @@ func newSessionEnvOn(t testing.TB, db *store.DB, adjust ...func(*configs.Config)
 	s, err := server.New(server.Config{
 		Memories: db, Auth: db, Health: db, Router: routes, Recall: rec, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Sessions: w, Personas: w, Prompt: w, Quotas: db,
-		Limits: server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
+		Limits: server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits(),
+			MaxBudget: cfg.Recall.MaxBudget},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,18 @@ func episode(t testing.TB, e *sessionEnv, key, id string) engram.Memory {
 // once, with the speaker as a tag, the previous message (also across
 // posts) as its context, occurred_at from "at", and provenance naming the
 // session and the message id; recall shows the episode's date.
+// TestBootDefaultWithinMaxBudget: a boot that names no token_limit is
+// rendered within engram.DefaultBudget, so it holds when recall.max_budget
+// is below the default.
+func TestBootDefaultWithinMaxBudget(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newSessionEnv(t, engine, func(c *configs.Config) { c.Recall.MaxBudget = 500 })
+		key, _ := e.tenant(t, "alpha")
+		r := e.do(t, "GET", "/v1/boot?agent_id=a1", key, "")
+		wantStatus(t, r, http.StatusOK)
+	})
+}
+
 func TestSessionMessagesRemembered(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newSessionEnv(t, engine)

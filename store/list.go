@@ -23,12 +23,9 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	if err != nil {
 		return nil, err
 	}
-	limit := f.Limit
-	switch {
-	case limit == 0:
-		limit = db.rules.Limits.DefaultListLimit
-	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	limit, err := db.pageLimit(f.Limit)
+	if err != nil {
+		return nil, err
 	}
 	fingerprint := filterFingerprint(tenant, f)
 	after, err := db.decodeCursor(f.Cursor, fingerprint)
@@ -86,6 +83,19 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 		page.Items = append(page.Items, rows[i].toMemory())
 	}
 	return page, nil
+}
+
+// pageLimit is the size of a page of a list asked for limit:
+// limits.default_list_limit for 0, else EINVALID unless in [1,
+// limits.max_list_limit].
+func (db *DB) pageLimit(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return db.rules.Limits.DefaultListLimit, nil
+	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
+		return 0, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	}
+	return limit, nil
 }
 
 type cursor struct {

@@ -173,12 +173,9 @@ func (db *DB) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*
 	if err != nil {
 		return nil, err
 	}
-	limit := f.Limit
-	switch {
-	case limit == 0:
-		limit = db.rules.Limits.DefaultListLimit
-	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	limit, err := db.pageLimit(f.Limit)
+	if err != nil {
+		return nil, err
 	}
 	category := "\x00"
 	if f.Category != nil {

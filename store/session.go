@@ -197,15 +197,25 @@ func (db *DB) FindSession(ctx context.Context, sessionID string) (*engram.Sessio
 	if err != nil {
 		return nil, err
 	}
+	row, err := db.liveSession(db.r.WithContext(ctx), tenant, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return row.toSession(), nil
+}
+
+// liveSession reads the tenant's session sessionID through q unless it has
+// expired; ENOTFOUND.
+func (db *DB) liveSession(q *gorm.DB, tenant, sessionID string) (*sessionRow, error) {
 	var rows []sessionRow
-	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, db.now().UTC()).
+	if err := q.Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, db.now().UTC()).
 		Limit(1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: find session: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, engram.Errorf(engram.ENOTFOUND, "no session %s", sessionID)
 	}
-	return rows[0].toSession(), nil
+	return &rows[0], nil
 }
 
 // createSession inserts a new session row in tx and holds the tenant to
@@ -242,12 +252,9 @@ func (db *DB) SessionEventsPage(ctx context.Context, sessionID string, page engr
 	if err != nil {
 		return nil, err
 	}
-	limit := page.Limit
-	switch {
-	case limit == 0:
-		limit = db.rules.Limits.DefaultListLimit
-	case limit < 0 || limit > db.rules.Limits.MaxListLimit:
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
+	limit, err := db.pageLimit(page.Limit)
+	if err != nil {
+		return nil, err
 	}
 	fingerprint := tenant + "\x1fsession-events\x1f" + sessionID
 	after, err := db.decodeCursor(page.Cursor, fingerprint)
@@ -256,18 +263,14 @@ func (db *DB) SessionEventsPage(ctx context.Context, sessionID string, page engr
 	}
 	out := &engram.EventList{}
 	err = db.r.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []sessionRow
-		if err := tx.Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, db.now().UTC()).
-			Limit(1).Find(&rows).Error; err != nil {
-			return fmt.Errorf("store: find session: %w", err)
+		row, err := db.liveSession(tx, tenant, sessionID)
+		if err != nil {
+			return err
 		}
-		if len(rows) == 0 {
-			return engram.Errorf(engram.ENOTFOUND, "no session %s", sessionID)
-		}
-		out.Session = rows[0].toSession()
+		out.Session = row.toSession()
 		q := tx.Where("tenant_id = ? AND session_id = ?", tenant, sessionID)
 		if page.Newest {
-			q = q.Where("seq > ?", max(rows[0].NextSeq-1-int64(limit), after))
+			q = q.Where("seq > ?", max(row.NextSeq-1-int64(limit), after))
 		} else {
 			q = q.Where("seq > ?", after)
 		}
@@ -305,15 +308,11 @@ func (db *DB) SessionEvents(ctx context.Context, sessionID string) (*engram.Sess
 	var sess *engram.Session
 	var out []*engram.SessionEvent
 	err = db.r.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []sessionRow
-		if err := tx.Where("tenant_id = ? AND id = ? AND expires_at > ?", tenant, sessionID, db.now().UTC()).
-			Limit(1).Find(&rows).Error; err != nil {
-			return fmt.Errorf("store: find session: %w", err)
+		row, err := db.liveSession(tx, tenant, sessionID)
+		if err != nil {
+			return err
 		}
-		if len(rows) == 0 {
-			return engram.Errorf(engram.ENOTFOUND, "no session %s", sessionID)
-		}
-		sess = rows[0].toSession()
+		sess = row.toSession()
 		var evs []sessionEventRow
 		if err := tx.Where("tenant_id = ? AND session_id = ?", tenant, sessionID).Order("seq").Find(&evs).Error; err != nil {
 			return fmt.Errorf("store: list session events: %w", err)

@@ -44,7 +44,12 @@ func newEnv(t testing.TB, engine string) *env {
 // newEnvOn serves a console on db; adjust may change its configuration.
 func newEnvOn(t testing.TB, db *store.DB, adjust ...func(*web.Config)) *env {
 	t.Helper()
-	cfg := configs.Default()
+	return newEnvWith(t, db, configs.Default(), adjust...)
+}
+
+// newEnvWith is newEnvOn with engram's configuration cfg.
+func newEnvWith(t testing.TB, db *store.DB, cfg configs.Config, adjust ...func(*web.Config)) *env {
+	t.Helper()
 	tok := storetest.Tokenizer(t)
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
@@ -60,12 +65,12 @@ func newEnvOn(t testing.TB, db *store.DB, adjust ...func(*web.Config)) *env {
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: db, Reflections: e.refl, Recall: e.recall, Pairs: e.feedback, Scorer: scorer,
 		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db,
-		Export: func(w io.Writer, format string) (web.PairEncoder, bool, error) {
+		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {
-				return nil, false, err
+				return 0, err
 			}
-			return learning.NewEncoder(w, f), f.Paired(), nil
+			return learning.Export(ctx, e.feedback, w, f, engram.PairFilter{Limit: limit})
 		},
 		Categories: cfg.Memory.Categories, AdminTenant: "default", MaxBudget: cfg.Recall.MaxBudget,
 	}

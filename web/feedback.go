@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -92,22 +93,11 @@ func (c *Console) handlePairs(w http.ResponseWriter, r *http.Request) {
 }
 
 // export writes up to limit records (0: all) of format and counts them.
-func (c *Console) export(r *http.Request, w interface{ Write([]byte) (int, error) }, format string, limit int) (int, error) {
-	if c.cfg.Export == nil || c.cfg.Pairs == nil {
+func (c *Console) export(r *http.Request, w io.Writer, format string, limit int) (int, error) {
+	if c.cfg.Export == nil {
 		return 0, nil
 	}
-	enc, paired, err := c.cfg.Export(w, format)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	f := engram.PairFilter{Limit: limit}
-	if paired {
-		_, err = c.cfg.Pairs.EachPair(r.Context(), f, func(p *engram.Pair) error { n++; return enc.Pair(p) })
-	} else {
-		_, err = c.cfg.Pairs.EachUnpaired(r.Context(), f, func(u *engram.Unpaired) error { n++; return enc.Unpaired(u) })
-	}
-	return n, err
+	return c.cfg.Export(r.Context(), w, format, limit)
 }
 
 func (c *Console) handleDownload(w http.ResponseWriter, r *http.Request) {

@@ -51,6 +51,10 @@ func (c *Console) handleOverview(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "overview", p)
 }
 
+// playgroundBudget is the token budget the playground offers first,
+// never more than recall.max_budget.
+const playgroundBudget = 500
+
 type playgroundData struct {
 	Query     string
 	Budget    int
@@ -63,7 +67,7 @@ type playgroundData struct {
 func (c *Console) handlePlayground(w http.ResponseWriter, r *http.Request) {
 	s := sessionOf(r)
 	p := c.newPage(r, s, "playground")
-	d := playgroundData{Budget: 500, MaxBudget: c.cfg.MaxBudget}
+	d := playgroundData{Budget: min(playgroundBudget, c.cfg.MaxBudget), MaxBudget: c.cfg.MaxBudget}
 	status := http.StatusOK
 	if r.Method == http.MethodPost {
 		d.Query = strings.TrimSpace(r.PostFormValue("query"))

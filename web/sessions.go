@@ -14,9 +14,6 @@ const (
 	sessionsShown = 100
 	// eventsShown is how many of a session's newest events its page lists.
 	eventsShown = 50
-	// defaultContextLimit is the token_limit a session's context is
-	// rendered with until the visitor picks another.
-	defaultContextLimit = 1000
 )
 
 type sessionsData struct {
@@ -65,7 +62,7 @@ func (c *Console) handleSession(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, s, err)
 		return
 	}
-	d := sessionData{S: list.Session, TokenLimit: defaultContextLimit, MaxBudget: c.cfg.MaxBudget}
+	d := sessionData{S: list.Session, TokenLimit: engram.DefaultBudget(c.cfg.MaxBudget), MaxBudget: c.cfg.MaxBudget}
 	d.More = max(list.Session.Events-int64(len(list.Events)), 0)
 	d.Events = slices.Clone(list.Events)
 	slices.Reverse(d.Events)

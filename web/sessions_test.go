@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/store/storetest"
 )
 
@@ -74,6 +75,28 @@ func TestSessionPages(t *testing.T) {
 		c.get("/console/lang?to=zh&next=/console/sessions")
 		if res := c.get("/console/sessions/trip-1"); !strings.Contains(res.Body, "渲染后的上下文") || !strings.Contains(res.Body, "最近事件") {
 			t.Error("the session page is not in Chinese")
+		}
+	})
+}
+
+// TestPagesWithinMaxBudget: the session page renders its context within
+// engram.DefaultBudget and the playground offers a budget no larger than
+// recall.max_budget, so both hold when max_budget is below their defaults.
+func TestPagesWithinMaxBudget(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		cfg := configs.Default()
+		cfg.Recall.MaxBudget = 300
+		e := newEnvWith(t, storetest.OpenWith(t, storetest.Options(t, engine)), cfg)
+		secret, _ := e.key(t, "acme")
+		c := e.client(t)
+		c.signIn(secret)
+		e.startSession(t, "acme", "trip-1", "user-7")
+		one := c.get("/console/sessions/trip-1")
+		if one.Status != http.StatusOK || strings.Contains(one.Body, `id="context-error"`) || !strings.Contains(one.Body, "of 300 tokens used") {
+			t.Errorf("session page with max_budget 300: %d: %.400s", one.Status, one.Body)
+		}
+		if pg := c.get("/console/playground"); pg.Status != http.StatusOK || !strings.Contains(pg.Body, `max="300" value="300"`) {
+			t.Errorf("playground with max_budget 300 does not offer 300: %d", pg.Status)
 		}
 	})
 }

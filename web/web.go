@@ -82,17 +82,11 @@ type Raters interface {
 	FindReputations(ctx context.Context, limit int) ([]*engram.RaterReputation, error)
 }
 
-// PairEncoder writes export lines in one format.
-type PairEncoder interface {
-	// Pair writes one preference pair.
-	Pair(p *engram.Pair) error
-	// Unpaired writes one unpaired example.
-	Unpaired(u *engram.Unpaired) error
-}
-
-// Exporter returns an encoder writing format to w and whether the format
-// is paired; EINVALID for an unknown format.
-type Exporter func(w io.Writer, format string) (PairEncoder, bool, error)
+// Exporter writes up to limit lines (0: all) of the tenant's pair export
+// in format to w and returns how many it wrote; EINVALID for an unknown
+// format. cmd/engram wires learning.Export, the one export loop, so the
+// download holds what the API and the CLI export.
+type Exporter func(ctx context.Context, w io.Writer, format string, limit int) (int, error)
 
 // Formats are the pair export formats, in the order the console shows them.
 var Formats = []string{"trl", "trl-conversational", "trl-unpaired", "openai"}

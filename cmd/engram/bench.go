@@ -14,15 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
-
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
 	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/store"
 )
 
 // runBench runs a benchmark on a fresh store: SQLite in a temporary
@@ -191,7 +188,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			Feedback: services.Feedback, Logger: logger,
 			Limits: server.Limits{
 				MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
-				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+				MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
 			},
 		})
 		if err != nil {
@@ -288,7 +285,7 @@ func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, 
 		cfg.DataDir = dir
 	}
 	if cfg.Store.Driver == "postgres" {
-		schema, drop, err := freshSchema(ctx, cfg.Store.DSN)
+		schema, drop, err := store.FreshSchema(ctx, cfg.Store.DSN, "engram_bench_")
 		if err != nil {
 			return bench.LoadResult{}, err
 		}
@@ -311,39 +308,6 @@ func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, 
 		opt.URLs = append(opt.URLs, m.URL())
 	}
 	return bench.RunLoad(ctx, opt)
-}
-
-// freshSchema creates a new schema on the PostgreSQL of dsn and returns
-// a DSN whose search_path points at it, and a function that drops it.
-func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
-	admin, err := gorm.Open(postgres.Open(dsn), &gorm.Config{Logger: logger.Discard})
-	if err != nil {
-		return "", nil, fmt.Errorf("bench: open postgres: %w", err)
-	}
-	closeAdmin := func() {
-		if s, err := admin.DB(); err == nil {
-			_ = s.Close()
-		}
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := fmt.Sprintf("engram_bench_%x", b)
-	if err := admin.WithContext(ctx).Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		closeAdmin()
-		return "", nil, fmt.Errorf("bench: create schema: %w", err)
-	}
-	drop := func() {
-		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
-		closeAdmin()
-	}
-	if strings.Contains(dsn, "://") {
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		return dsn + sep + "search_path=" + schema, drop, nil
-	}
-	return dsn + " search_path=" + schema, drop, nil
 }
 
 // coldIndex lets the latency benchmark time a cold tenant's index.

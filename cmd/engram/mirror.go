@@ -90,27 +90,6 @@ func runMirror(ctx context.Context, args, environ []string, stdout io.Writer) er
 		fmt.Fprintf(stdout, "applied the writes not yet mirrored (tenants another process is mirroring now are left to it): %s\n", cfg.MirrorDir())
 		return nil
 	}
-	tenants, err := db.FindTenants(ctx)
-	if err != nil {
-		return err
-	}
-	found := false
 	enc := json.NewEncoder(stdout)
-	for _, t := range tenants {
-		if *only != "" && t.Name != *only {
-			continue
-		}
-		found = true
-		res, err := mirror.Rebuild(ctx, t)
-		if err != nil {
-			return fmt.Errorf("mirror rebuild %s: %w", t.Name, err)
-		}
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	}
-	if !found {
-		return engram.Errorf(engram.ENOTFOUND, "tenant %q not found", *only)
-	}
-	return nil
+	return mirror.RebuildAll(ctx, *only, func(r *journal.RebuildResult) error { return enc.Encode(r) })
 }

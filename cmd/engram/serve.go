@@ -175,7 +175,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
-			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(),
+			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
 		},
 	})
 }
@@ -201,8 +201,8 @@ func holderName() string {
 	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
 
-// exporter adapts the export formats of learning to the server and the
-// console.
+// exporter adapts the export formats of learning to the server, which
+// streams GET /v1/pairs page by page.
 func exporter(w io.Writer, format string) (server.PairEncoder, bool, error) {
 	f, err := learning.ParseFormat(format)
 	if err != nil {
@@ -219,7 +219,13 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, failures *
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
 		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
-		Export:     func(w io.Writer, format string) (web.PairEncoder, bool, error) { return exporter(w, format) },
+		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
+			f, err := learning.ParseFormat(format)
+			if err != nil {
+				return 0, err
+			}
+			return learning.Export(ctx, services.Feedback, w, f, engram.PairFilter{Limit: limit})
+		},
 		Categories: cfg.Memory.Categories, AdminTenant: cfg.Auth.DefaultTenant, MaxBudget: cfg.Recall.MaxBudget,
 		Failures: failures, Logger: logger.With("component", "console"),
 	})

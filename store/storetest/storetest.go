@@ -5,17 +5,10 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/store"
@@ -100,36 +93,18 @@ func OpenWith(tb testing.TB, o store.Options) *store.DB {
 }
 
 // freshSchema creates a uniquely named schema and returns a DSN whose
-// search_path points at it.
+// search_path points at it; the schema is dropped when tb ends.
 func freshSchema(tb testing.TB) string {
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
 		tb.Fatalf("%s is not set", PostgresEnv)
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "engram_test_" + hex.EncodeToString(b)
-	admin, err := gorm.Open(postgres.Open(base), &gorm.Config{Logger: logger.Discard})
+	dsn, drop, err := store.FreshSchema(context.Background(), base, "engram_test_")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
-		if s, err := admin.DB(); err == nil {
-			_ = s.Close()
-		}
-	})
-	if strings.Contains(base, "://") {
-		sep := "?"
-		if strings.Contains(base, "?") {
-			sep = "&"
-		}
-		return base + sep + "search_path=" + schema
-	}
-	return base + " search_path=" + schema
+	tb.Cleanup(drop)
+	return dsn
 }
 
 // Tenant creates a tenant on db and returns a context acting for it.
