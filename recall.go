@@ -39,7 +39,21 @@ type ScoreBreakdown struct {
 	// Impact is the measured effect of injecting the memory (signal with
 	// it minus signal when exploration held it back), when both are known.
 	Impact *float64 `json:"impact,omitempty"`
-	Score  float64  `json:"score"`
+	// Match is how well the memory answers the query on an absolute scale
+	// in [0, 1], the same for every recall and tenant (the relevance cut
+	// compares it with a fixed threshold); Relevance is relative to the
+	// recall's best match and only ranks.
+	Match float64 `json:"match"`
+	// Pinned marks a memory injected as context whatever the query (a
+	// pinned P0 identity memory that was not the recall's best match): it
+	// takes no credit, vote or helpfulness evidence from feedback.
+	Pinned bool `json:"pinned,omitempty"`
+	// Cut says why a candidate was left out of the context (only on
+	// Recall.LeftOut): "below_cut" (its match fell under the relevance
+	// cut), "superseded" (a newer memory of the same subject won, see
+	// SupersededBy), "budget" (it did not fit), "held_back" (exploration).
+	Cut   string  `json:"cut,omitempty"`
+	Score float64 `json:"score"`
 }
 
 // RecallItem is one memory chosen for a recall.
@@ -62,6 +76,13 @@ type RecallRequest struct {
 	Tags        []string `json:"tags,omitempty"`
 	AgentID     string   `json:"agent_id,omitempty"`
 	SessionID   string   `json:"session_id,omitempty"`
+	// Fill packs every candidate that fits the budget, best first, as
+	// recalls did before the relevance cut: the budget becomes a target.
+	Fill bool `json:"fill,omitempty"`
+	// Identity injects the pinned identity block (P0 memories) whatever
+	// the route says; without it the block goes in only when the route
+	// asks for it (Route.Identity).
+	Identity bool `json:"identity,omitempty"`
 }
 
 // Recall is one budgeted retrieval, stored under ID so that feedback can
@@ -75,6 +96,10 @@ type Recall struct {
 	TokensUsed     int          `json:"tokens_used"`
 	TokenBudget    int          `json:"token_budget"`
 	DegradeReasons []string     `json:"degrade_reasons,omitempty"`
+	// LeftOut are the best-scored candidates that were not injected, each
+	// with why in its breakdown's Cut, so a client or analyst can see
+	// where the context stopped and what a knowledge update demoted.
+	LeftOut []RecallItem `json:"left_out,omitempty"`
 	// HeldBack is the memory exploration left out of this recall
 	// (learning.explore), with the score it had: feedback on the recall
 	// counts towards that memory's measured impact. Never shown to the

@@ -56,6 +56,10 @@ type Route struct {
 	Domains    []DomainScore `json:"domains"`    // best first
 	Categories []string      `json:"categories"` // L2 categories to search
 	Layers     []string      `json:"layers"`
+	// Identity says the answer depends on who the user is (the query is
+	// about the user, or asks for a choice made for them): the recall
+	// injects the pinned identity block (P0 memories) as context.
+	Identity bool `json:"identity"`
 }
 
 // RouterService routes queries for the tenant in the context.
