@@ -80,6 +80,8 @@ var (
 	// sentenceEnd splits a message into sentences, keeping each one's
 	// final mark.
 	sentenceEnd = regexp.MustCompile(`[^.!?。！？\n]+[.!?。！？]*`)
+	// clauseEnd splits a sentence into clauses.
+	clauseEnd = regexp.MustCompile(`[,，;；、]`)
 )
 
 // reactionObjects are the objects that make "I love it" a reaction to
@@ -133,12 +135,24 @@ func userRole(e *engram.SessionEvent) bool {
 	return strings.EqualFold(r, "user") || strings.EqualFold(r, "human")
 }
 
-// statements returns the sentences of text that do not ask, lower-cased.
+// statements returns the sentences of text that do not ask, lower-cased,
+// and the clauses before a question's last that state a preference
+// ("我不吃辣，你们有清淡的吗？").
 func statements(text string) []string {
 	var out []string
 	for _, s := range sentenceEnd.FindAllString(strings.ReplaceAll(strings.ToLower(text), "’", "'"), -1) {
-		if s = strings.TrimSpace(s); s != "" && !asks(s) {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !asks(s) {
 			out = append(out, s)
+			continue
+		}
+		clauses := clauseEnd.Split(s, -1)
+		for _, c := range clauses[:len(clauses)-1] {
+			if c = strings.TrimSpace(c); c != "" && !asks(c) && statesPreference([]string{c}) {
+				out = append(out, c)
+			}
 		}
 	}
 	return out

@@ -47,6 +47,8 @@ func TestEpisodeCategory(t *testing.T) {
 		{"user", "", "Thanks so much", route(pref), life},
 		{"user", "", "I love it!", route(life), life},
 		{"user", "", "I prefer aisle seats. Can you book one?", route(work), pref},
+		{"user", "", "我不吃辣，你们有清淡的吗？", route(pref, life), pref},
+		{"user", "", "Budget per night, and do you want dinner included?", route(pref, life), life},
 		{"user", "", "I hate my job, I feel so stressed", route(emotion, pref, work), emotion},
 		{"user", "", "The meeting moved to Thursday", route(work, pref), work},
 		{"", "Caroline", "I love painting sunsets by the lake", route(pref, life), pref},
