@@ -14,8 +14,8 @@ import (
 // recall: no share, no vote, no confidence, no helpfulness evidence and
 // no credit row, so the console's promoted list does not show it. The
 // memory that answered takes the whole answer: the vote and the evidence.
-// A thumb down leaves the pinned memory alone too, and a feedback on the
-// pinned memory itself still moves it.
+// A thumb down and a rating of an answer leave the pinned memory alone
+// too, and a feedback on the pinned memory itself still moves it.
 func TestFeedbackPinnedContextTakesNoCredit(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		f := newFBFixture(t, engine)
@@ -76,6 +76,19 @@ func TestFeedbackPinnedContextTakesNoCredit(t *testing.T) {
 		f.feedback(t, f.ctx, engram.FeedbackInput{RecallID: recall().ID, Thumb: engram.ThumbDown, Rater: "r2"})
 		if got := f.get(t, f.ctx, name.ID); !sameLearned(before, got) {
 			t.Errorf("pinned memory moved by a thumb down: %+v → %+v", before, got)
+		}
+
+		// A rating of an answer is credited through its recall the same way.
+		a := f.interaction(t, f.ctx, engram.Interaction{Prompt: "when does the team ship", Response: "Tuesdays and Thursdays.",
+			RecallID: recall().ID})
+		if out := f.rate(t, a, 5); len(out.Credited) != 1 || out.Credited[0].ID != ship.ID {
+			t.Errorf("a 5-star rating credited %+v, want the matching memory alone", out.Credited)
+		}
+		if got := f.get(t, f.ctx, name.ID); !sameLearned(before, got) {
+			t.Errorf("pinned memory moved by a rating: %+v → %+v", before, got)
+		}
+		if help, _ := f.db.MemoryHelpfulness(f.ctx, name.ID); help.Memory != (engram.Helpfulness{}) {
+			t.Errorf("pinned memory's helpfulness evidence after a rating and a thumb down %+v, want none", help.Memory)
 		}
 
 		direct := f.feedback(t, f.ctx, engram.FeedbackInput{MemoryID: name.ID, Thumb: engram.ThumbUp, Rater: "r3"})
