@@ -121,13 +121,16 @@ type Answer struct {
 
 // RecallScores is what a stored recall tells feedback: its query, the
 // score of each item it injected (memories and reflections, by id), the
-// memory versions it injected, in its order, and the memory exploration
-// held back ("" when none).
+// memory versions it injected, in its order, the memory exploration
+// held back ("" when none) and the items its breakdown marked pinned
+// context (ScoreBreakdown.Pinned), which the store reports and the
+// feedback workflow weighs.
 type RecallScores struct {
 	Query    string
 	Scores   map[string]float64
 	Injected []MemoryRef
 	HeldBack string
+	Pinned   map[string]bool
 }
 
 // CreditWrite is what one feedback writes to the memories it credits (see

@@ -11,6 +11,26 @@ import (
 	"github.com/engram-memory/engram"
 )
 
+// candidates returns the scores of the items a feedback on the recall
+// judges: every item it injected but pinned context (see
+// engram.ScoreBreakdown.Pinned). A pinned identity memory goes into a
+// recall whatever the query and, scored as if it matched, used to tie
+// with the memory that answered: it took a full share, the vote and the
+// helpfulness evidence of answers it had no part in, and a tenant's
+// most promoted memory was the user's name. It is context, not a
+// candidate: left out here, it takes no share, vote or evidence, and the
+// best of the others takes the answer. Feedback on the memory itself
+// (FeedbackInput.MemoryID) still moves it.
+func candidates(rec *engram.RecallScores) map[string]float64 {
+	out := make(map[string]float64, len(rec.Scores))
+	for id, s := range rec.Scores {
+		if !rec.Pinned[id] {
+			out[id] = s
+		}
+	}
+	return out
+}
+
 // Shares returns each injected memory's share of a feedback on a recall,
 // in (0, 1], from the scores the recall gave them (id → score): its score
 // over the recall's best, discounted by its rank as its credit from a

@@ -83,7 +83,7 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 	}
 	query, heldBack := "", ""
 	if rec != nil {
-		scores, heldBack, query = rec.Scores, rec.HeldBack, rec.Query
+		scores, heldBack, query = candidates(rec), rec.HeldBack, rec.Query
 		shares = f.Shares(scores)
 	}
 	targets := make([]string, 0, len(shares))

@@ -181,21 +181,26 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	return refs
 }
 
-// scores returns the score the recall gave each memory it injected, and
-// the id of the memory exploration held back ("" when none).
-func (r *recallRow) scores() (map[string]float64, string) {
+// scores returns the score the recall gave each memory it injected, the
+// id of the memory exploration held back ("" when none) and the items
+// whose breakdown marked them pinned, as the recall stored them.
+func (r *recallRow) scores() (map[string]float64, string, map[string]bool) {
 	var items []recallItemRef
 	_ = json.Unmarshal([]byte(r.Items), &items)
 	out := make(map[string]float64, len(items))
 	held := ""
+	pinned := map[string]bool{}
 	for _, it := range items {
 		if it.HeldBack {
 			held = it.ID
 			continue
 		}
 		out[it.ID] = it.Score
+		if it.Breakdown.Pinned {
+			pinned[it.ID] = true
+		}
 	}
-	return out, held
+	return out, held, pinned
 }
 
 func mustJSON(v any) string {

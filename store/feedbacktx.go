@@ -121,8 +121,8 @@ func (t *feedbackTx) FindRecallScores(_ context.Context, id string) (*engram.Rec
 			return nil, err
 		}
 	}
-	scores, held := rec.scores()
-	return &engram.RecallScores{Query: rec.Query, Scores: scores, Injected: rec.memoryRefs(), HeldBack: held}, nil
+	scores, held, pinned := rec.scores()
+	return &engram.RecallScores{Query: rec.Query, Scores: scores, Injected: rec.memoryRefs(), HeldBack: held, Pinned: pinned}, nil
 }
 
 // FindMemory implements engram.FeedbackTx.

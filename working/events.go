@@ -143,7 +143,7 @@ func turn(e *engram.SessionEvent) string {
 }
 
 // episodes stores each message as an L2 memory: type episode, the
-// router's best category for its text, its speaker (or role) as a tag,
+// category of what it says about the user (EpisodeCategory), its speaker (or role) as a tag,
 // occurred_at from at (else the time received), a source naming the
 // session and the message id (else the event's sequence number), and as
 // its context (which recall searches at half weight but never injects)
@@ -169,10 +169,7 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 		if err != nil {
 			return err
 		}
-		category := ""
-		if len(route.Domains) > 0 {
-			category = route.Domains[0].Name
-		}
+		category := EpisodeCategory(e, route)
 		at := e.CreatedAt
 		if e.At != nil {
 			at = *e.At
