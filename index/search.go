@@ -98,12 +98,16 @@ func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query 
 // common words it shares. A memory covers a term it holds in its body
 // fully and one only in its context (where it came from) or in the
 // queries it answered (Learned) by the share of a body occurrence those
-// fields weigh (½, 0.3). Match is the covered weight over the query's
+// fields weigh (½, 0.3). Terms that name a time weigh nothing (see
+// timeTerm) unless the query has no others. Match is the covered weight over the query's
 // weight, in [0, 1]; expansion terms add to the score, never to Match.
 // It costs one addition per posting the query already reads.
-func (t *tenant) queryWeight(terms []string) float64 {
+func (t *tenant) queryWeight(terms []string, weighs func(string) bool) float64 {
 	var w float64
 	for _, term := range terms {
+		if !weighs(term) {
+			continue
+		}
 		if x, _, ok := t.termIDF(term); ok {
 			w += x
 		} else {
@@ -167,10 +171,14 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 	now := ix.now().UnixNano()
 	keep := func(d uint32) bool { return t.visible(d, q.AgentID, now) }
 	query := make(map[string]bool, len(terms))
+	weighs := func(string) bool { return true }
+	if slices.ContainsFunc(terms, func(term string) bool { return !timeTerm(term) }) {
+		weighs = func(term string) bool { return !timeTerm(term) }
+	}
 	for _, term := range terms {
 		query[term] = true
 		if w, p, ok := t.termIDF(term); ok {
-			t.accumulate(s, p, w, 1, true)
+			t.accumulate(s, p, w, 1, weighs(term))
 		}
 	}
 	if len(s.touched) == 0 {
@@ -189,7 +197,7 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 	// Rank a margin beyond Limit: a candidate may have changed since the
 	// index saw it; the rest are read only if those run out.
 	cands := top(s, 4*q.Limit, keep)
-	weight := t.queryWeight(terms)
+	weight := t.queryWeight(terms, weighs)
 	hits := make([]engram.LexicalHit, 0, q.Limit)
 	now = ix.now().UnixNano()
 	for start := 0; start < len(cands) && len(hits) < q.Limit; {

@@ -2,37 +2,53 @@ package learning
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/engram-memory/engram"
 )
 
 // The relevance cut (DESIGN §3, Pack) decides what a recall injects; the
-// budget only bounds it. A candidate passes when its Match — the share of
-// the query's weight it holds, the same scale for every query and tenant
-// (see engram.LexicalHit.Match) — is at least matchFloor and at least
-// matchRatio of the best match among the recall's candidates. The floor
-// leaves out what shares only common words with the query, so a question
-// nothing answers injects nothing; the ratio stops the packing where the
-// matches fall off from the best one, so a question one memory answers
-// gets that memory and its equals, not the budget's worth of neighbours.
-// Neither is a count: a question many memories answer equally well gets
-// them all, up to the budget.
+// budget only bounds it. It reads two measures of each candidate: its
+// Match, the share of the query's weight it holds, the same scale for
+// every query and tenant (see engram.LexicalHit.Match), and its score,
+// which ranks. Three rules, all of which a memory must pass:
 //
-// Both constants were fixed on LoCoMo conversations 0–4 posted as session
-// messages (budget 2000) and are reported on conversations 5–9, with the
-// questions no conversation answers (bench/data/locomo/unanswerable.jsonl).
+//   - The recall is answerable: its best match is at least answerFloor.
+//     A question about something nobody mentioned shares only common words
+//     with any memory and injects nothing at all.
+//   - The memory says something of the query: its own match is at least
+//     matchFloor, so a memory that ranks by one word does not ride along.
+//   - The memory is among the best: its score is at least scoreRatio of the
+//     recall's best score. This is where the packing stops as the scores
+//     fall off. It is not a count: a question one memory answers gets that
+//     memory and its near equals, one that many answer alike gets them all,
+//     up to the budget.
+//
+// A reflection (the L3 layer) passes on its own match (at least
+// answerFloor) and does not set the best score, which is the memories'
+// (its relevance is relative to the other reflections only).
+//
+// The constants were fixed on LoCoMo conversations 0–4 posted as session
+// messages at budget 2000, with the questions no conversation answers
+// (bench/data/locomo/unanswerable.jsonl), as the best context recall with
+// mean tokens_used ≤ 560 and ≤ 50 tokens for questions nothing answers
+// (context recall 0.714, 555 tokens, 39 tokens there); they are reported on
+// conversations 5–9. Each step of 0.02 in scoreRatio moves about 0.015 of
+// context recall and 70 tokens; matchFloor is what keeps the unanswerable
+// questions near empty (0.15 lets them inject 67 tokens).
 const (
-	matchFloor = 0.35
-	matchRatio = 0.7
+	answerFloor = 0.28
+	matchFloor  = 0.2
+	scoreRatio  = 0.24
 )
 
 // Embedding agreement: with dense search configured, a memory the query's
 // embedding ranks among its denseAgree nearest says what the query means
 // even where it uses other words, so its lexical match is lifted by
 // denseLift of what it lacks: match + (1 − match) × denseLift. A memory
-// only the embedding finds then matches denseLift, above matchFloor: the
-// embedding's best few pass on their own, the rest of its list needs the
-// words. Not tuned (no embeddings endpoint runs in the benchmarks); chosen
+// only the embedding finds then matches denseLift, above answerFloor and
+// matchFloor: the embedding's best few pass on their own, the rest of its
+// list needs the words. Not tuned (no embeddings endpoint runs in the benchmarks); chosen
 // so that agreement alone clears the floor.
 const (
 	denseAgree = 5
@@ -86,19 +102,20 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 	if fill {
 		return cands, nil
 	}
-	best := 0.0
+	bestMatch, bestScore := 0.0, 0.0
 	for _, c := range cands {
-		if !c.Breakdown.Pinned {
-			best = max(best, c.Breakdown.Match)
+		if !c.Breakdown.Pinned && !reflection(c) {
+			bestMatch = max(bestMatch, c.Breakdown.Match)
+			bestScore = max(bestScore, c.Breakdown.Score)
 		}
 	}
-	passes := func(c *Candidate) bool {
-		return c.Breakdown.Match >= matchFloor && c.Breakdown.Match >= matchRatio*best
-	}
 	passed := make(map[string]bool, len(cands))
-	for i := range cands {
-		if passes(&cands[i]) {
-			passed[cands[i].Memory.ID] = true
+	for _, c := range cands {
+		b := c.Breakdown
+		if reflection(c) {
+			passed[c.Memory.ID] = b.Match >= answerFloor
+		} else {
+			passed[c.Memory.ID] = bestMatch >= answerFloor && b.Match >= matchFloor && b.Score >= scoreRatio*bestScore
 		}
 	}
 	for _, c := range cands {
@@ -118,6 +135,9 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 	}
 	return inject, left
 }
+
+// reflection reports whether c is a reflection (see reflectionCandidates).
+func reflection(c Candidate) bool { return c.Memory.Type == ReflectionType && strings.HasPrefix(c.Memory.ID, "refl_") }
 
 // leftOut lists the best of the candidates that were not injected:
 // those the cut left out, those of inject that items (what was packed)
