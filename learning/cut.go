@@ -137,7 +137,9 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 }
 
 // reflection reports whether c is a reflection (see reflectionCandidates).
-func reflection(c Candidate) bool { return c.Memory.Type == ReflectionType && strings.HasPrefix(c.Memory.ID, "refl_") }
+func reflection(c Candidate) bool {
+	return c.Memory.Type == ReflectionType && strings.HasPrefix(c.Memory.ID, "refl_")
+}
 
 // leftOut lists the best of the candidates that were not injected:
 // those the cut left out, those of inject that items (what was packed)
