@@ -92,14 +92,20 @@ func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query 
 // share of. Match is how much of a query a memory says, the absolute half
 // of a recall's relevance (BM25 only ranks: its scale moves with the query's
 // length and the tenant's statistics). Each query term weighs its IDF
-// in the tenant, a term the tenant has never seen the IDF of a term in no
-// memory at all, so that a question about something nobody mentioned
+// in the tenant, a term the tenant has never seen the IDF of a term in
+// one memory (as telling as the rarest it knows; the IDF of a term in none
+// would outweigh every known term in a young tenant), so that a question about something nobody mentioned
 // ("How many moons does Neptune have?") is mostly uncovered whatever
 // common words it shares. A memory covers a term it holds in its body
 // fully and one only in its context (where it came from) or in the
 // queries it answered (Learned) by the share of a body occurrence those
 // fields weigh (½, 0.3). Terms that name a time weigh nothing (see
-// timeTerm) unless the query has no others. Match is the covered weight over the query's
+// timeTerm) unless the query has no others, and so does a Chinese or
+// Japanese bigram no memory holds: the query's text is cut into
+// overlapping bigrams, and those that straddle two words ("我想喝咖啡" →
+// 想喝, 喝咖) are rarely written anywhere, so they say nothing about
+// whether the query's subject is known (not tuned: the LoCoMo data is
+// English). Match is the covered weight over the query's
 // weight, in [0, 1]; expansion terms add to the score, never to Match.
 // It costs one addition per posting the query already reads.
 func (t *tenant) queryWeight(terms []string, weighs func(string) bool) float64 {
@@ -110,8 +116,8 @@ func (t *tenant) queryWeight(terms []string, weighs func(string) bool) float64 {
 		}
 		if x, _, ok := t.termIDF(term); ok {
 			w += x
-		} else {
-			w += idf(float64(t.liveDocs), 0)
+		} else if !cjkTerm(term) {
+			w += idf(float64(t.liveDocs), 1)
 		}
 	}
 	return w

@@ -96,3 +96,12 @@ func timeTerm(term string) bool {
 	}
 	return true
 }
+
+// cjkTerm reports whether a term is a Chinese or Japanese bigram (see
+// analysis.Terms).
+func cjkTerm(term string) bool {
+	for _, r := range term {
+		return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+	}
+	return false
+}

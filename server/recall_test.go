@@ -239,9 +239,10 @@ func newRecallFixture(t *testing.T, engine string) *recallFixture {
 	return f
 }
 
-// TestRecallBilingual: a Chinese and an English coffee query recall the
-// matching preferences, the P0 identity memory and the needs_revision
-// memory (demoted), never an expired, tombstoned or archived one, and an
+// TestRecallBilingual: a Chinese and an English coffee query asking for
+// the identity block recall the matching preferences, the P0 identity
+// memory first, as context, and the needs_revision memory (demoted,
+// injected or left out), never an expired, tombstoned or archived one, and an
 // agent's private memories only for that agent; the answer is exactly
 // packed.
 func TestRecallBilingual(t *testing.T) {
@@ -257,7 +258,7 @@ func TestRecallBilingual(t *testing.T) {
 		} {
 			for _, agent := range []string{"", "a1"} {
 				t.Run(tc.query+"/agent="+agent, func(t *testing.T) {
-					req := map[string]any{"query": tc.query, "token_budget": budget}
+					req := map[string]any{"query": tc.query, "token_budget": budget, "identity": true}
 					if agent != "" {
 						req["agent_id"] = agent
 					}
@@ -286,6 +287,11 @@ func TestRecallBilingual(t *testing.T) {
 							t.Errorf("%q (%s) not recalled; items %v\n%s", m.Content, m.ID, ids, rec.Context)
 						}
 					}
+					if it := rec.Items[0]; it.ID != f.p0.ID && it.ID != f.privateP0.ID || !it.Breakdown.Pinned {
+						t.Errorf("the pinned identity memory is not first, as context: %+v", it)
+					}
+					// What was found but not injected is listed with why.
+					ids = append(ids, itemIDs(rec.LeftOut)...)
 					for _, m := range []apiMemory{f.expired, f.tombstoned, f.archived} {
 						if slices.Contains(ids, m.ID) || strings.Contains(rec.Context, m.Content) {
 							t.Errorf("recalled %q (%s), which is expired, tombstoned or archived", m.Content, m.ID)
@@ -309,7 +315,8 @@ func TestRecallBilingual(t *testing.T) {
 						}
 					}
 					// The English query names coffee: the needs_revision
-					// memory matches it and is demoted, not hidden.
+					// memory matches it and is demoted (left out or
+					// injected), not hidden.
 					if strings.Contains(tc.query, "coffee") && !slices.Contains(ids, f.revise.ID) {
 						t.Errorf("needs_revision memory %q hidden; items %v", f.revise.Content, ids)
 					}
