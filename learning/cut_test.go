@@ -222,4 +222,3 @@ func TestCutSuperseded(t *testing.T) {
 		}
 	})
 }
-
