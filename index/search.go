@@ -40,7 +40,7 @@ const (
 )
 
 // scratch is a search's score accumulator: a dense score per doc, the
-// query weight each doc covers (see coverage) and the docs touched, so
+// query weight each doc covers (see queryWeight) and the docs touched, so
 // that clearing costs what scoring cost.
 type scratch struct {
 	scores  []float64
@@ -70,7 +70,7 @@ func (ix *Index) putScratch(s *scratch) {
 
 // accumulate adds weight × BM25 of every posting of the term to the
 // scores and, for a term of the query itself (query), the term's IDF to
-// the weight each doc covers (see coverage). Every contribution is
+// the weight each doc covers (see queryWeight). Every contribution is
 // positive (IDF > 0), so a zero score marks a doc not yet touched.
 func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query bool) {
 	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
@@ -90,24 +90,25 @@ func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query 
 
 // queryWeight is the weight of the query terms that a hit's Match is a
 // share of. Match is how much of a query a memory says, the absolute half
-// of a recall's relevance (BM25 only ranks: its scale moves with the query's
-// length and the tenant's statistics). Each query term weighs its IDF
-// in the tenant, a term the tenant has never seen the IDF of a term in
-// one memory (as telling as the rarest it knows; the IDF of a term in none
-// would outweigh every known term in a young tenant), so that a question about something nobody mentioned
-// ("How many moons does Neptune have?") is mostly uncovered whatever
-// common words it shares. A memory covers a term it holds in its body
-// fully and one only in its context (where it came from) or in the
-// queries it answered (Learned) by the share of a body occurrence those
-// fields weigh (½, 0.3). Terms that name a time weigh nothing (see
-// timeTerm) unless the query has no others, and so does a Chinese or
-// Japanese bigram no memory holds: the query's text is cut into
-// overlapping bigrams, and those that straddle two words ("我想喝咖啡" →
-// 想喝, 喝咖) are rarely written anywhere, so they say nothing about
-// whether the query's subject is known (not tuned: the LoCoMo data is
-// English). Match is the covered weight over the query's
-// weight, in [0, 1]; expansion terms add to the score, never to Match.
-// It costs one addition per posting the query already reads.
+// of a recall's relevance (BM25 only ranks: its scale moves with the
+// query's length and the tenant's statistics). Each query term weighs its
+// IDF in the tenant; a term the tenant has never seen weighs the IDF of a
+// term in one memory (as telling as the rarest it knows; the IDF of a term
+// in none would outweigh every known term in a young tenant), so that a
+// question about something nobody mentioned ("How many moons does Neptune
+// have?") is mostly uncovered whatever common words it shares. A memory
+// covers a term it holds in its body fully and one only in its context
+// (where it came from) or in the queries it answered (Learned) by the
+// share of a body occurrence those fields weigh (½, 0.3). Terms that name
+// a time weigh nothing (see timeTerm) unless the query has no others, and
+// neither does a Chinese or Japanese bigram no memory holds: the query's
+// text is cut into overlapping bigrams, and those that straddle two words
+// ("我想喝咖啡" → 想喝, 喝咖) are rarely written anywhere, so they say
+// nothing about whether the query's subject is known (not tuned: the
+// LoCoMo data is English). Match is the covered weight over the query's
+// weight, in [0, 1] (0 for a query that weighs nothing); expansion terms
+// add to the score, never to Match. It costs one addition per posting the
+// query already reads.
 func (t *tenant) queryWeight(terms []string, weighs func(string) bool) float64 {
 	var w float64
 	for _, term := range terms {
@@ -219,7 +220,10 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 				continue
 			}
 			cp := *m // the cached row is shared; the hit is the caller's
-			match := min(1, s.cover[c.doc]/weight)
+			match := 0.0
+			if weight > 0 {
+				match = min(1, s.cover[c.doc]/weight)
+			}
 			if hits = append(hits, engram.LexicalHit{Memory: &cp, Score: c.score, Match: match}); len(hits) == q.Limit {
 				break
 			}
