@@ -57,5 +57,10 @@ func TestSearchMatch(t *testing.T) {
 		if m := match("我想喝咖啡", "我喜欢喝燕麦拿铁咖啡"); !(m > 0.9) {
 			t.Errorf("Chinese query: match %v; straddling bigrams must not weigh", m)
 		}
+		// Nothing in the query weighs (an unknown bigram and a weekday):
+		// match 0, not NaN.
+		if m := match("想喝 Friday", "The quarterly report is due Friday"); m != 0 {
+			t.Errorf("a query that weighs nothing: match %v, want 0", m)
+		}
 	})
 }
