@@ -192,6 +192,14 @@ func ask(ctx context.Context, svc Services, q string, budget int, byMemory map[s
 	return askRequest(ctx, svc, engram.RecallRequest{Query: q, TokenBudget: budget}, byMemory)
 }
 
+// rank is ask for a ranking rather than a context: the recall fills the
+// budget, so the ranking holds every candidate that fits it, not only the
+// first ten past the relevance cut (the learning benchmark strikes the
+// misleading memories out of it before it counts the first ten).
+func rank(ctx context.Context, svc Services, q string, budget int, byMemory map[string]string) ([]string, *engram.Recall, float64, error) {
+	return askRequest(ctx, svc, engram.RecallRequest{Query: q, TokenBudget: budget, Fill: true}, byMemory)
+}
+
 // askRequest recalls req and returns the dia_ids of its candidates ranked
 // by score, the recall and its latency in milliseconds. The ranking is of
 // what was injected and what was left out together: the relevance cut
