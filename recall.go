@@ -136,4 +136,9 @@ type LexicalQuery struct {
 type LexicalHit struct {
 	Memory *Memory
 	Score  float64
+	// Match is the share of the query's weight (its terms' IDF in the
+	// tenant, an unknown term as the rarest known) that the memory holds, in
+	// [0, 1]: unlike Score, comparable across queries and tenants. 0 where
+	// the searcher does not measure it (a vector search).
+	Match float64
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,10 +122,40 @@ func TestLoCoMoHarness(t *testing.T) {
 		if r := rep.ByCategory[4]; r == nil || r.N != 1 || r.Recall[1] != 1 {
 			t.Fatalf("plain=%v: single-hop %+v", plain, r)
 		}
+		if rep.Inject.N != 3 || rep.Fill.N != 3 || rep.Fill.Items < rep.Inject.Items || rep.Fill.ContextRecall < rep.Inject.ContextRecall ||
+			!(rep.Inject.TokensUsed > 0) || rep.Unanswerable.N != 0 {
+			t.Fatalf("plain=%v: injected %+v, filled %+v, unanswerable %+v", plain, rep.Inject, rep.Fill, rep.Unanswerable)
+		}
 		var out bytes.Buffer
 		rep.Print(&out)
-		if want := map[bool]string{false: "previous turn as context", true: "plain turns"}[plain]; !strings.Contains(out.String(), want) {
-			t.Fatalf("plain=%v: table does not say %q:\n%s", plain, want, out.String())
+		if want := map[bool]string{false: "previous turn as context", true: "plain turns"}[plain]; !strings.Contains(out.String(), want) ||
+			!strings.Contains(out.String(), "| relevance cut |") || !strings.Contains(out.String(), "fill the budget") {
+			t.Fatalf("plain=%v: table does not say %q or the injection figures:\n%s", plain, want, out.String())
+		}
+	}
+	if _, err := RunLoCoMo(ctx, Services{}, LoCoMoOptions{Path: path, Budget: 4000, Split: "train"}); err == nil {
+		t.Fatal("an unknown split was accepted")
+	}
+}
+
+// TestLoCoMoSplits: the tuning split is conversations 0–4, the held-out
+// one 5–9.
+func TestLoCoMoSplits(t *testing.T) {
+	convs := make([]locomoConversation, 10)
+	for i := range convs {
+		convs[i].SampleID = fmt.Sprint(i)
+	}
+	for split, want := range map[string][]string{SplitTuning: {"0", "1", "2", "3", "4"}, SplitHeldOut: {"5", "6", "7", "8", "9"}} {
+		got, err := splitConversations(convs, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, c := range got {
+			ids = append(ids, c.SampleID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s: %v, want %v", split, ids, want)
 		}
 	}
 }

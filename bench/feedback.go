@@ -60,7 +60,7 @@ func RunLoCoMoFeedback(ctx context.Context, svc Services, opt FeedbackOptions, p
 			}
 		}
 		for _, q := range test {
-			ranked, _, ms, err := ask(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, ms, err := rank(tctx, svc, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -94,7 +94,7 @@ func RunLoCoMoFeedback(ctx context.Context, svc Services, opt FeedbackOptions, p
 			rep.Thumbs++
 		}
 		for _, q := range test {
-			ranked, _, ms, err := ask(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, ms, err := rank(tctx, svc, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}

@@ -249,7 +249,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 		}
 		start := len(run.Held)
 		for i, q := range held {
-			ranked, rec, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+			ranked, rec, _, err := rank(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -301,7 +301,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 			}
 		}
 		for i, q := range held {
-			ranked, rec, _, err := ask(tctx, measure, q.text, opt.EvalBudget, byMemory)
+			ranked, rec, _, err := rank(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}

@@ -50,6 +50,12 @@ type LoCoMoOptions struct {
 	// Sessions posts the turns as session messages instead (see
 	// ingestSessions), as a chat product using working memory would.
 	Sessions bool
+	// Split chooses the conversations: SplitTuning (0–4), SplitHeldOut
+	// (5–9) or "" for all.
+	Split string
+	// Trace, when set, gets one JSON line per question asked (see
+	// injectTrace).
+	Trace io.Writer
 }
 
 // LoCoMoResult holds the retrieval metrics of one category (or all).
@@ -115,6 +121,13 @@ type LoCoMoReport struct {
 	IngestSecs  float64
 	Unmatched   int
 	Unparseable int
+	// Split names the conversations asked ("" for all).
+	Split  string
+	Budget int // token budget of every recall
+	// Inject is what the recalls injected (with the relevance cut) and
+	// Fill what they injected asked to fill the budget; Unanswerable and
+	// UnanswerableFill the same for the questions nothing answers.
+	Inject, Fill, Unanswerable, UnanswerableFill InjectResult
 }
 
 // locomoQuestion is a scored question with its gold evidence turns.
@@ -174,15 +187,34 @@ func (rep *LoCoMoReport) questions(conv locomoConversation, byMemory map[string]
 }
 
 // ask recalls q and returns the dia_ids ranked by score, the recall and
-// its latency in milliseconds.
+// its latency in milliseconds (see askRequest).
 func ask(ctx context.Context, svc Services, q string, budget int, byMemory map[string]string) ([]string, *engram.Recall, float64, error) {
+	return askRequest(ctx, svc, engram.RecallRequest{Query: q, TokenBudget: budget}, byMemory)
+}
+
+// rank is ask for a ranking rather than a context: the recall fills the
+// budget, so the ranking holds every candidate that fits it, not only the
+// first ten past the relevance cut (the learning benchmark strikes the
+// misleading memories out of it before it counts the first ten).
+func rank(ctx context.Context, svc Services, q string, budget int, byMemory map[string]string) ([]string, *engram.Recall, float64, error) {
+	return askRequest(ctx, svc, engram.RecallRequest{Query: q, TokenBudget: budget, Fill: true}, byMemory)
+}
+
+// askRequest recalls req and returns the dia_ids of its candidates ranked
+// by score, the recall and its latency in milliseconds. The ranking is of
+// what was injected and what was left out together: the relevance cut
+// decides how many go in, not how they rank, and the best ten left out
+// (Recall.LeftOut) hold every candidate the injected ones do not that can
+// reach the first ten, so recall@10 and better are those of the whole
+// ranking.
+func askRequest(ctx context.Context, svc Services, req engram.RecallRequest, byMemory map[string]string) ([]string, *engram.Recall, float64, error) {
 	start := time.Now()
-	rec, err := svc.Recall.Recall(ctx, engram.RecallRequest{Query: q, TokenBudget: budget})
+	rec, err := svc.Recall.Recall(ctx, req)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("recall %q: %w", q, err)
+		return nil, nil, 0, fmt.Errorf("recall %q: %w", req.Query, err)
 	}
 	ms := float64(time.Since(start).Microseconds()) / 1000
-	items := append([]engram.RecallItem(nil), rec.Items...)
+	items := append(append([]engram.RecallItem(nil), rec.Items...), rec.LeftOut...)
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Score > items[j].Score })
 	ranked := make([]string, len(items))
 	for i, it := range items {
@@ -201,6 +233,9 @@ func (rep *LoCoMoReport) record(q locomoQuestion, ranked []string, ms float64) {
 }
 
 func (rep *LoCoMoReport) finish() {
+	for _, r := range []*InjectResult{&rep.Inject, &rep.Fill, &rep.Unanswerable, &rep.UnanswerableFill} {
+		r.finish()
+	}
 	rep.Overall.finish()
 	for _, r := range rep.ByCategory {
 		r.finish()
@@ -224,19 +259,53 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 	if err != nil {
 		return nil, err
 	}
+	if convs, err = splitConversations(convs, opt.Split); err != nil {
+		return nil, err
+	}
+	unans, err := unanswerable()
+	if err != nil {
+		return nil, err
+	}
 	rep := newReport()
-	rep.Plain, rep.Sessions = opt.Plain, opt.Sessions
+	rep.Plain, rep.Sessions, rep.Split, rep.Budget = opt.Plain, opt.Sessions, opt.Split, opt.Budget
 	for _, conv := range convs {
 		tctx, byMemory, err := rep.ingest(ctx, svc, conv, "locomo-")
 		if err != nil {
 			return nil, err
 		}
 		for _, q := range rep.questions(conv, byMemory) {
-			ranked, _, ms, err := ask(tctx, svc, q.text, opt.Budget, byMemory)
+			ranked, rec, ms, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget}, byMemory)
 			if err != nil {
 				return nil, err
 			}
 			rep.record(q, ranked, ms)
+			rep.Inject.add(rec, q.gold, byMemory)
+			_, fill, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget, Fill: true}, byMemory)
+			if err != nil {
+				return nil, err
+			}
+			rep.Fill.add(fill, q.gold, byMemory)
+			if err := traceInjection(tctx, svc, opt.Trace, conv.SampleID, q.text, q.gold, byMemory); err != nil {
+				return nil, err
+			}
+		}
+		for _, q := range unans {
+			if q.SampleID != conv.SampleID {
+				continue
+			}
+			for _, f := range []struct {
+				fill bool
+				res  *InjectResult
+			}{{false, &rep.Unanswerable}, {true, &rep.UnanswerableFill}} {
+				_, rec, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.Question, TokenBudget: opt.Budget, Fill: f.fill}, byMemory)
+				if err != nil {
+					return nil, err
+				}
+				f.res.add(rec, nil, byMemory)
+			}
+			if err := traceInjection(tctx, svc, opt.Trace, conv.SampleID, q.Question, nil, byMemory); err != nil {
+				return nil, err
+			}
 		}
 	}
 	rep.finish()
@@ -398,4 +467,7 @@ func (rep *LoCoMoReport) Print(w io.Writer) {
 		b[0], b[1], b[2], b[3], b[4], b[5])
 	fmt.Fprintf(w, "Recall latency over all questions: p50 %.2f ms, p95 %.2f ms, p99 %.2f ms (in process, SQLite)\n",
 		percentile(rep.Overall.LatencyMS, 50), percentile(rep.Overall.LatencyMS, 95), percentile(rep.Overall.LatencyMS, 99))
+	if rep.Inject.N > 0 {
+		rep.printInjection(w, rep.Budget)
+	}
 }

@@ -39,10 +39,12 @@ const (
 	prfCandidates = 256
 )
 
-// scratch is a search's score accumulator: a dense score per doc and the
-// docs touched, so that clearing costs what scoring cost.
+// scratch is a search's score accumulator: a dense score per doc, the
+// query weight each doc covers (see queryWeight) and the docs touched, so
+// that clearing costs what scoring cost.
 type scratch struct {
 	scores  []float64
+	cover   []float64
 	touched []uint32
 }
 
@@ -53,22 +55,24 @@ func (ix *Index) getScratch(n int) *scratch {
 	}
 	if len(s.scores) < n {
 		s.scores = make([]float64, n)
+		s.cover = make([]float64, n)
 	}
 	return s
 }
 
 func (ix *Index) putScratch(s *scratch) {
 	for _, d := range s.touched {
-		s.scores[d] = 0
+		s.scores[d], s.cover[d] = 0, 0
 	}
 	s.touched = s.touched[:0]
 	ix.scratch.Put(s)
 }
 
 // accumulate adds weight × BM25 of every posting of the term to the
-// scores. Every contribution is positive (IDF > 0), so a zero score marks
-// a doc not yet touched.
-func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64) {
+// scores and, for a term of the query itself (query), the term's IDF to
+// the weight each doc covers (see queryWeight). Every contribution is
+// positive (IDF > 0), so a zero score marks a doc not yet touched.
+func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query bool) {
 	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
 	for i, d := range p.docs {
 		tf := float64(p.tf(i)) / 10
@@ -78,7 +82,46 @@ func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64) {
 			s.touched = append(s.touched, d)
 		}
 		s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
+		if query {
+			s.cover[d] += idf * min(tf, 1)
+		}
 	}
+}
+
+// queryWeight is the weight of the query terms that a hit's Match is a
+// share of. Match is how much of a query a memory says, the absolute half
+// of a recall's relevance (BM25 only ranks: its scale moves with the
+// query's length and the tenant's statistics). Each query term weighs its
+// IDF in the tenant; a term the tenant has never seen weighs the IDF of a
+// term in one memory (as telling as the rarest it knows; the IDF of a term
+// in none would outweigh every known term in a young tenant), so that a
+// question about something nobody mentioned ("How many moons does Neptune
+// have?") is mostly uncovered whatever common words it shares. A memory
+// covers a term it holds in its body fully and one only in its context
+// (where it came from) or in the queries it answered (Learned) by the
+// share of a body occurrence those fields weigh (½, 0.3). Terms that name
+// a time weigh nothing (see timeTerm) unless the query has no others, and
+// neither does a Chinese or Japanese bigram no memory holds: the query's
+// text is cut into overlapping bigrams, and those that straddle two words
+// ("我想喝咖啡" → 想喝, 喝咖) are rarely written anywhere, so they say
+// nothing about whether the query's subject is known (not tuned: the
+// LoCoMo data is English). Match is the covered weight over the query's
+// weight, in [0, 1] (0 for a query that weighs nothing); expansion terms
+// add to the score, never to Match. It costs one addition per posting the
+// query already reads.
+func (t *tenant) queryWeight(terms []string, weighs func(string) bool) float64 {
+	var w float64
+	for _, term := range terms {
+		if !weighs(term) {
+			continue
+		}
+		if x, _, ok := t.termIDF(term); ok {
+			w += x
+		} else if !cjkTerm(term) {
+			w += idf(float64(t.liveDocs), 1)
+		}
+	}
+	return w
 }
 
 type scored struct {
@@ -135,10 +178,14 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 	now := ix.now().UnixNano()
 	keep := func(d uint32) bool { return t.visible(d, q.AgentID, now) }
 	query := make(map[string]bool, len(terms))
+	weighs := func(string) bool { return true }
+	if slices.ContainsFunc(terms, func(term string) bool { return !timeTerm(term) }) {
+		weighs = func(term string) bool { return !timeTerm(term) }
+	}
 	for _, term := range terms {
 		query[term] = true
 		if w, p, ok := t.termIDF(term); ok {
-			t.accumulate(s, p, w, 1)
+			t.accumulate(s, p, w, 1, weighs(term))
 		}
 	}
 	if len(s.touched) == 0 {
@@ -151,12 +198,13 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 			return nil, err
 		}
 		for _, e := range t.expansion(rows, query) {
-			t.accumulate(s, e.p, e.idf, prfWeight)
+			t.accumulate(s, e.p, e.idf, prfWeight, false)
 		}
 	}
 	// Rank a margin beyond Limit: a candidate may have changed since the
 	// index saw it; the rest are read only if those run out.
 	cands := top(s, 4*q.Limit, keep)
+	weight := t.queryWeight(terms, weighs)
 	hits := make([]engram.LexicalHit, 0, q.Limit)
 	now = ix.now().UnixNano()
 	for start := 0; start < len(cands) && len(hits) < q.Limit; {
@@ -172,7 +220,11 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 				continue
 			}
 			cp := *m // the cached row is shared; the hit is the caller's
-			if hits = append(hits, engram.LexicalHit{Memory: &cp, Score: c.score}); len(hits) == q.Limit {
+			match := 0.0
+			if weight > 0 {
+				match = min(1, s.cover[c.doc]/weight)
+			}
+			if hits = append(hits, engram.LexicalHit{Memory: &cp, Score: c.score, Match: match}); len(hits) == q.Limit {
 				break
 			}
 		}

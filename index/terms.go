@@ -2,6 +2,7 @@ package index
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
@@ -62,4 +63,45 @@ func sameText(a, b *engram.Memory) bool {
 		}
 	}
 	return true
+}
+
+// calendarTerms are the analysed names of the months and weekdays.
+var calendarTerms = func() map[string]bool {
+	out := map[string]bool{}
+	for _, t := range analysis.Terms("January February March April May June July August September October November December " +
+		"Monday Tuesday Wednesday Thursday Friday Saturday Sunday") {
+		out[t] = true
+	}
+	return out
+}()
+
+// timeTerm reports whether a query term names a time: a month, a weekday,
+// a number ("2023", "25") or an ordinal ("8th"). Such a term says when
+// the answer happened, which a memory holds as its occurred_at rather than
+// in its words, so it weighs nothing in a hit's Match ("What did Nate do
+// for Joanna on 25 May, 2022?" is answered by a turn that says neither
+// "25" nor "2022"); it still counts in the score.
+func timeTerm(term string) bool {
+	if calendarTerms[term] {
+		return true
+	}
+	digits := strings.TrimRightFunc(term, unicode.IsLetter)
+	if digits == "" || len(term)-len(digits) > 2 {
+		return false
+	}
+	for _, r := range digits {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// cjkTerm reports whether a term is a Chinese or Japanese bigram (see
+// analysis.Terms).
+func cjkTerm(term string) bool {
+	for _, r := range term {
+		return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+	}
+	return false
 }

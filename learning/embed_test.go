@@ -165,6 +165,11 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		if len(got.Items) == 0 || got.Items[0].Text != "User drinks espresso every morning" || len(got.DegradeReasons) != 0 {
 			t.Fatalf("hybrid recall: %+v", got)
 		}
+		// No word of the query is in the memory: its match is the
+		// embedding's agreement, which passes the relevance cut.
+		if m := got.Items[0].Breakdown.Match; !(m > 0.3 && m < 1) {
+			t.Errorf("the embedding's nearest memory has match %v", m)
+		}
 
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()

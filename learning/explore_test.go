@@ -29,7 +29,7 @@ func TestExploreHoldsBack(t *testing.T) {
 	fb := learning.NewFeedback(db, learning.NewScorer(learning.DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
 	heldCount := map[string]int{}
 	for range 30 {
-		rec := recall(t, r, ctx, engram.RecallRequest{Query: "deploy /work/deploy/window", TokenBudget: 500})
+		rec := recall(t, r, ctx, engram.RecallRequest{Query: "deploy /work/deploy/window", TokenBudget: 500, Fill: true})
 		if rec.HeldBack == nil {
 			t.Fatal("exploration at 1 held nothing back")
 		}

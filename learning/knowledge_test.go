@@ -44,7 +44,7 @@ func TestKnowledgeUpdate(t *testing.T) {
 	}, fillers(engram.CategoryWork, 10)...)...)
 	newer, older, other := stored[0], stored[1], stored[2]
 
-	rec := recall(t, r, ctx, engram.RecallRequest{Query: "what tea does Dana like", TokenBudget: 2000})
+	rec := recall(t, r, ctx, engram.RecallRequest{Query: "what tea does Dana like", TokenBudget: 2000, Fill: true})
 	n, i := findItem(rec.Items, newer.ID)
 	o, j := findItem(rec.Items, older.ID)
 	x, k := findItem(rec.Items, other.ID)
@@ -62,7 +62,7 @@ func TestKnowledgeUpdate(t *testing.T) {
 		t.Errorf("older at %d (score %v) must rank under newer at %d (score %v)", j, o.Score, i, n.Score)
 	}
 
-	rec = recall(t, r, ctx, engram.RecallRequest{Query: "Robin commute train Leeds", TokenBudget: 2000})
+	rec = recall(t, r, ctx, engram.RecallRequest{Query: "Robin commute train Leeds", TokenBudget: 2000, Fill: true})
 	for _, m := range stored[3:5] {
 		it, at := findItem(rec.Items, m.ID)
 		if at < 0 || it.Breakdown.Superseded != 1 {
@@ -81,14 +81,14 @@ func TestKnowledgeUpdate(t *testing.T) {
 	cfg.SupersededFactor = 1
 	off := learning.NewRecaller(indextest.Wrap(db), fixedRouter{all}, learning.NewScorer(cfg, time.Now), storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now)
 	for _, q := range []string{"Sam favourite biscuit snap", "Lee hometown bakery bread"} {
-		rec := recall(t, r, ctx, engram.RecallRequest{Query: q, TokenBudget: 2000})
+		rec := recall(t, r, ctx, engram.RecallRequest{Query: q, TokenBudget: 2000, Fill: true})
 		for _, m := range exempt {
 			if it, at := findItem(rec.Items, m.ID); at >= 0 && it.Breakdown.Superseded != 1 {
 				t.Errorf("%q: exempt memory %q superseded: %+v", q, m.Content, it.Breakdown)
 			}
 		}
 	}
-	rec = recall(t, off, ctx, engram.RecallRequest{Query: "what tea does Dana like", TokenBudget: 2000})
+	rec = recall(t, off, ctx, engram.RecallRequest{Query: "what tea does Dana like", TokenBudget: 2000, Fill: true})
 	if o, j := findItem(rec.Items, older.ID); j < 0 || o.Breakdown.Superseded != 1 {
 		t.Errorf("superseded_factor 1: older at %d with %+v", j, o.Breakdown)
 	}

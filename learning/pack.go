@@ -12,9 +12,13 @@ import (
 
 // The injection groups of DESIGN §3 (Pack), in the order Pack injects them.
 const (
+	// GroupContext holds what is injected as context whatever the query
+	// (pinned identity memories, Breakdown.Pinned): it goes first, as the
+	// frame the rest is read in.
+	GroupContext = iota
 	// GroupPreference holds the preferences and constraints the answer
 	// must respect; they go first so a tight budget keeps them.
-	GroupPreference = iota
+	GroupPreference
 	// GroupStrategy holds strategies that feedback says work.
 	GroupStrategy
 	// GroupExperience holds everything else: recent relevant experience.
@@ -43,11 +47,16 @@ type Candidate struct {
 	Group int
 }
 
-// InjectionGroup returns the group m is injected in: GroupPreference for
-// preferences and constraints, GroupStrategy for strategies whose reward
-// factor in b is at least 0.5, GroupExperience for the rest.
+// InjectionGroup returns the group m is injected in: GroupContext for
+// pinned context (b.Pinned), GroupPreference for preferences and
+// constraints, GroupStrategy for strategies whose reward factor in b is at
+// least 0.5, GroupExperience for the rest. Only memories that pass the
+// relevance cut are injected at all (see Recaller.cut), so a preference
+// goes first only when it matches.
 func InjectionGroup(m *engram.Memory, b engram.ScoreBreakdown) int {
 	switch {
+	case b.Pinned:
+		return GroupContext
 	case m.Category == engram.CategoryPreference,
 		strings.EqualFold(m.Type, "constraint"), strings.EqualFold(m.Type, "preference"):
 		return GroupPreference

@@ -82,6 +82,8 @@ func NewRecaller(store RecallStore, router engram.RouterService, scorer *Scorer,
 // Recall implements engram.RecallService. A query longer than
 // MaxQueryChars is cut, not refused, and "query_truncated" is reported. A
 // budget too small for any memory gives an empty context, not an error.
+// Only the candidates that pass the relevance cut are packed (see cut),
+// and the best of the rest are listed in LeftOut with why.
 func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engram.Recall, error) {
 	query := strings.TrimSpace(req.Query)
 	if query == "" {
@@ -115,17 +117,18 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 		return nil, err
 	}
 	degrade = append(degrade, reasons...)
-	text, items, used := r.packer.Pack(cands, req.TokenBudget, RecallLine)
-	held, cands := r.holdBack(query, cands, items)
+	inject, left := cut(cands, req.Identity || route.Identity, req.Fill)
+	text, items, used := r.packer.Pack(inject, req.TokenBudget, RecallLine)
+	held, inject := r.holdBack(query, inject, items)
 	if held != nil {
-		text, items, used = r.packer.Pack(cands, req.TokenBudget, RecallLine)
+		text, items, used = r.packer.Pack(inject, req.TokenBudget, RecallLine)
 	}
 	if items == nil {
 		items = []engram.RecallItem{}
 	}
 	rec := &engram.Recall{
 		Query: query, Route: *route, Items: items, Context: text, TokensUsed: used, TokenBudget: req.TokenBudget,
-		DegradeReasons: degrade, HeldBack: held, CreatedAt: r.now().UTC(),
+		DegradeReasons: degrade, LeftOut: leftOut(inject, left, items, held), HeldBack: held, CreatedAt: r.now().UTC(),
 	}
 	if err := r.store.SaveRecall(ctx, rec, req.AgentID, req.SessionID); err != nil {
 		return nil, err
@@ -135,20 +138,30 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 
 // candidates retrieves and scores. Hits in the routed categories are
 // used when there are at least MinRouted of them; otherwise all hits are
-// (the route guessed wrong, or the tenant is young). Pinned P0 memories
-// always qualify, with full relevance. Request tags lift the memories
-// that carry them: relevance × (0.8 + 0.2 × share of request tags found).
+// (the route guessed wrong, or the tenant is young). Request tags lift the
+// memories that carry them: relevance × (0.8 + 0.2 × share of request
+// tags found). Each candidate's Match is its hit's (see fuseMatch).
+//
+// Pinned P0 memories always qualify, as context (Breakdown.Pinned): their
+// relevance and match are what the query gives them (0 when it does not
+// find them), so they rank by how well they answer, not first. The one
+// exception is the recall's best lexical hit, which is an ordinary
+// candidate even when pinned: it answered the query.
 func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, []string, error) {
 	limit := r.cfg.Candidates + r.cfg.Candidates/2
 	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: limit, Expand: true})
 	if err != nil {
 		return nil, nil, err
 	}
+	best := ""
+	if len(hits) > 0 {
+		best = hits[0].Memory.ID
+	}
 	var reasons []string
 	if r.dense != nil {
 		var nearest []engram.LexicalHit
 		if nearest, reasons = r.nearest(ctx, query, req.AgentID, limit); nearest != nil {
-			hits = fuse(hits, nearest)
+			hits = fuseMatch(fuse(hits, nearest), hits, nearest)
 		}
 	}
 	routed := 0
@@ -183,21 +196,32 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	if err != nil {
 		return nil, nil, err
 	}
+	hitOf := make(map[string]engram.LexicalHit, len(hits))
+	for _, h := range hits {
+		hitOf[h.Memory.ID] = h
+	}
 	seen := map[string]bool{}
 	out := make([]Candidate, 0, len(hits)+len(pinned))
-	add := func(m *engram.Memory, rel float64) {
+	add := func(m *engram.Memory, h engram.LexicalHit, pinned bool) {
 		if seen[m.ID] {
 			return
 		}
 		seen[m.ID] = true
+		rel := 0.0
+		if top > 0 {
+			rel = h.Score / top
+		}
 		b := r.scorer.Score(m, rel*tagLift(m.Tags, req.Tags))
+		b.Match, b.Pinned = unit(h.Match), pinned
 		out = append(out, Candidate{Memory: m, Breakdown: b, Group: InjectionGroup(m, b)})
 	}
 	for _, m := range pinned {
-		add(m, 1)
+		if m.ID != best {
+			add(m, hitOf[m.ID], true)
+		}
 	}
 	for _, h := range hits {
-		add(h.Memory, h.Score/top)
+		add(h.Memory, h, false)
 	}
 	if err := r.helpful(ctx, out); err != nil {
 		return nil, nil, err

@@ -114,7 +114,7 @@ func TestRecallRoutingIsSoft(t *testing.T) {
 			stored := addMemories(t, db, ctx, ms...)
 			on, off := stored[0], stored[1]
 
-			rec := recall(t, r, ctx, engram.RecallRequest{Query: "falcon migration plan", TokenBudget: 2000})
+			rec := recall(t, r, ctx, engram.RecallRequest{Query: "falcon migration plan", TokenBudget: 2000, Fill: true})
 			onItem, i := findItem(rec.Items, on.ID)
 			offItem, j := findItem(rec.Items, off.ID)
 			if i < 0 || j < 0 {

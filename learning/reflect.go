@@ -24,7 +24,9 @@ var citationLink = regexp.MustCompile(`\s*\[mem_[a-z2-7]+@\d+\]\([^)]*\)`)
 // (BM25 over their text, the statistics of the tenant's reflections) and
 // returns the best as candidates for the L3 layer: each reflection's
 // digest as content, a shorter one as summary, relevance as its share of
-// the best score, reward from the feedback on recalls that injected it.
+// the best score, match as the share of the query's weight its text holds
+// (as a memory's, over the statistics of the reflections), reward from
+// the feedback on recalls that injected it.
 // Reflections do not decay: they are rewritten when their group changes.
 func (r *Recaller) reflectionCandidates(ctx context.Context, query string) ([]Candidate, error) {
 	type doc struct {
@@ -57,15 +59,21 @@ func (r *Recaller) reflectionCandidates(ctx context.Context, query string) ([]Ca
 	avg /= float64(len(docs))
 	n := float64(len(docs))
 	q := analysis.QueryTerms(query)
+	idf := func(t string) float64 { return math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5)) }
+	weight := 0.0 // of the query, for Match: see engram.LexicalHit.Match
+	for _, t := range q {
+		weight += idf(t)
+	}
 	scores := make([]float64, len(docs))
+	covered := make([]float64, len(docs))
 	for i, d := range docs {
 		for _, t := range q {
 			tf := float64(d.terms[t])
 			if tf == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			scores[i] += idf * tf * 2.2 / (tf + 1.2*(0.25+0.75*float64(d.length)/avg))
+			scores[i] += idf(t) * tf * 2.2 / (tf + 1.2*(0.25+0.75*float64(d.length)/avg))
+			covered[i] += idf(t)
 		}
 	}
 	order := make([]int, len(docs))
@@ -84,6 +92,7 @@ func (r *Recaller) reflectionCandidates(ctx context.Context, query string) ([]Ca
 			Version: d.r.Version, Valid: true, CreatedAt: d.r.CreatedAt, ReinforcedAt: d.r.CreatedAt, Tags: []string{}}
 		m.TokenCount, m.SummaryTokenCount = r.packer.tok.Count(m.Content), r.packer.tok.Count(m.Summary)
 		b := r.scorer.Score(m, scores[i]/scores[order[0]])
+		b.Match = unit(covered[i] / weight)
 		out = append(out, Candidate{Memory: m, Breakdown: b, Group: GroupExperience})
 	}
 	return out, nil

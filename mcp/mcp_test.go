@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,6 +155,41 @@ func TestTwoServersOneDatabase(t *testing.T) {
 	})
 }
 
+// TestRecallFillAndIdentity: the recall tool takes fill and identity as
+// POST /v1/recall does: the identity memory goes in, first, only when
+// asked for, and fill packs the memories the relevance cut leaves out.
+func TestRecallFillAndIdentity(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newEnv(t, storetest.Open(t, engine))
+		c := connect(t, key(t, e.db, "acme"), e.srv.URL)
+		remember := func(content, category string, p0 bool) string {
+			args := map[string]any{"content": content, "category": category}
+			if p0 {
+				args["priority"] = "P0"
+			}
+			return c.Call(t, "remember", args)["memory"].(map[string]any)["id"].(string)
+		}
+		name := remember("The user's name is Ada Okafor", "life", true)
+		train := remember("The release train leaves on Thursdays", "work", false)
+		remember("The release notes list every merged ticket", "work", false)
+		for i := range 10 {
+			remember(fmt.Sprintf("Lantern glacier note %d", i), "life", false)
+		}
+		plain := c.Call(t, "recall", map[string]any{"query": "when does the release train leave?"})
+		if !mcptest.Recalled(plain, train) || mcptest.Recalled(plain, name) {
+			t.Errorf("plain recall: %v", plain["items"])
+		}
+		identity := c.Call(t, "recall", map[string]any{"query": "when does the release train leave?", "identity": true})
+		if first := identity["items"].([]any)[0].(map[string]any); first["id"] != name || !mcptest.Recalled(identity, train) {
+			t.Errorf("identity: %v, want the identity memory first", identity["items"])
+		}
+		fill := c.Call(t, "recall", map[string]any{"query": "when does the release train leave?", "fill": true})
+		if len(fill["items"].([]any)) <= len(plain["items"].([]any)) {
+			t.Errorf("fill: %v, plain %v", fill["items"], plain["items"])
+		}
+	})
+}
+
 // rest sends a JSON request to the REST API and returns the status and
 // body.
 func rest(t testing.TB, e *env, key, method, path, body string) (int, string) {
@@ -186,6 +222,8 @@ func TestErrorsMatchREST(t *testing.T) {
 			{"POST", "/v1/recall", `{"query":"coffee","token_budget":100000}`, "recall"},
 			{"POST", "/v1/recall", `{"query":"coffee","token_budget":100,"limit":3}`, "recall"},
 			{"POST", "/v1/recall", `{"query":"coffee","token_budget":100,"tags":"coffee"}`, "recall"},
+			{"POST", "/v1/recall", `{"query":"coffee","token_budget":100,"fill":"yes"}`, "recall"},
+			{"POST", "/v1/recall", `{"query":"coffee","token_budget":100,"identity":1}`, "recall"},
 			{"POST", "/v1/memories", `{"content":"x","category":"gossip"}`, "remember"},
 			{"POST", "/v1/memories", `{"content":"a\u0000b"}`, "remember"},
 			{"POST", "/v1/memories", `{"content":"x","priority":"P9"}`, "remember"},

@@ -21,6 +21,8 @@ type recallArgs struct {
 	Tags        []string `json:"tags,omitempty" jsonschema:"prefer memories with these tags"`
 	AgentID     string   `json:"agent_id,omitempty" jsonschema:"also search this agent's private memories"`
 	SessionID   string   `json:"session_id,omitempty" jsonschema:"the conversation this recall serves, recorded with it"`
+	Fill        bool     `json:"fill,omitempty" jsonschema:"pack every match that fits the budget, not only the relevant ones"`
+	Identity    bool     `json:"identity,omitempty" jsonschema:"put the pinned identity memories (who the user is) first, whatever the query"`
 }
 
 type recallItem struct {
@@ -41,7 +43,7 @@ type recallRoute struct {
 
 type recallResult struct {
 	RecallID       string       `json:"recall_id" jsonschema:"pass it to feedback once the user judges the answer"`
-	Context        string       `json:"context" jsonschema:"the memories, ready to use, within the budget; empty when nothing relevant is known"`
+	Context        string       `json:"context" jsonschema:"the memories that answer the query, ready to use, within the budget; empty when nothing relevant is known"`
 	Items          []recallItem `json:"items"`
 	TokensUsed     int          `json:"tokens_used"`
 	TokenBudget    int          `json:"token_budget"`
@@ -68,7 +70,7 @@ func (s *Server) recall(ctx context.Context, a *recallArgs) (*recallResult, erro
 		budget = *a.TokenBudget
 	}
 	rec, err := s.cfg.Recall.Recall(ctx, engram.RecallRequest{Query: a.Query, TokenBudget: budget, Tags: a.Tags,
-		AgentID: a.AgentID, SessionID: a.SessionID})
+		AgentID: a.AgentID, SessionID: a.SessionID, Fill: a.Fill, Identity: a.Identity})
 	if err != nil {
 		return nil, err
 	}

@@ -16,9 +16,11 @@ type apiRecall struct {
 	Items []engram.RecallItem `json:"items"`
 }
 
+// recall asks to fill the budget: these tests follow how feedback moves
+// a memory's rank, which the relevance cut would hide once it sinks.
 func (e *fbEnv) recall(t testing.TB, key, query string, budget int) apiRecall {
 	t.Helper()
-	r := e.do(t, "POST", "/v1/recall", key, mustJSON(map[string]any{"query": query, "token_budget": budget}))
+	r := e.do(t, "POST", "/v1/recall", key, mustJSON(map[string]any{"query": query, "token_budget": budget, "fill": true}))
 	wantStatus(t, r, http.StatusOK)
 	var rec apiRecall
 	mustDecode(t, r, &rec)

@@ -239,9 +239,10 @@ func newRecallFixture(t *testing.T, engine string) *recallFixture {
 	return f
 }
 
-// TestRecallBilingual: a Chinese and an English coffee query recall the
-// matching preferences, the P0 identity memory and the needs_revision
-// memory (demoted), never an expired, tombstoned or archived one, and an
+// TestRecallBilingual: a Chinese and an English coffee query asking for
+// the identity block recall the matching preferences, the P0 identity
+// memory first, as context, and the needs_revision memory (demoted,
+// injected or left out), never an expired, tombstoned or archived one, and an
 // agent's private memories only for that agent; the answer is exactly
 // packed.
 func TestRecallBilingual(t *testing.T) {
@@ -257,7 +258,7 @@ func TestRecallBilingual(t *testing.T) {
 		} {
 			for _, agent := range []string{"", "a1"} {
 				t.Run(tc.query+"/agent="+agent, func(t *testing.T) {
-					req := map[string]any{"query": tc.query, "token_budget": budget}
+					req := map[string]any{"query": tc.query, "token_budget": budget, "identity": true}
 					if agent != "" {
 						req["agent_id"] = agent
 					}
@@ -286,6 +287,11 @@ func TestRecallBilingual(t *testing.T) {
 							t.Errorf("%q (%s) not recalled; items %v\n%s", m.Content, m.ID, ids, rec.Context)
 						}
 					}
+					if it := rec.Items[0]; it.ID != f.p0.ID && it.ID != f.privateP0.ID || !it.Breakdown.Pinned {
+						t.Errorf("the pinned identity memory is not first, as context: %+v", it)
+					}
+					// What was found but not injected is listed with why.
+					ids = append(ids, itemIDs(rec.LeftOut)...)
 					for _, m := range []apiMemory{f.expired, f.tombstoned, f.archived} {
 						if slices.Contains(ids, m.ID) || strings.Contains(rec.Context, m.Content) {
 							t.Errorf("recalled %q (%s), which is expired, tombstoned or archived", m.Content, m.ID)
@@ -309,12 +315,43 @@ func TestRecallBilingual(t *testing.T) {
 						}
 					}
 					// The English query names coffee: the needs_revision
-					// memory matches it and is demoted, not hidden.
+					// memory matches it and is demoted (left out or
+					// injected), not hidden.
 					if strings.Contains(tc.query, "coffee") && !slices.Contains(ids, f.revise.ID) {
 						t.Errorf("needs_revision memory %q hidden; items %v", f.revise.Content, ids)
 					}
 				})
 			}
+		}
+	})
+}
+
+// TestRecallFillAndIdentity: without fill a recall injects what passes
+// the relevance cut and lists the rest in left_out; "fill": true packs
+// every candidate that fits; "identity": true puts the pinned identity
+// memory first, marked pinned, which a plain recall about coffee leaves
+// out.
+func TestRecallFillAndIdentity(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		f := newRecallFixture(t, engine)
+		const q = "what coffee do I like?"
+		plain := postRecall(t, f.e, f.key, map[string]any{"query": q, "token_budget": 2000})
+		checkRecallShape(t, plain, 2000)
+		fill := postRecall(t, f.e, f.key, map[string]any{"query": q, "token_budget": 2000, "fill": true})
+		checkRecallShape(t, fill, 2000)
+		identity := postRecall(t, f.e, f.key, map[string]any{"query": q, "token_budget": 2000, "identity": true, "fill": false})
+		checkRecallShape(t, identity, 2000)
+		if !slices.Contains(itemIDs(plain.Items), f.prefEN.ID) || slices.Contains(itemIDs(plain.Items), f.p0.ID) {
+			t.Errorf("plain recall: %v; want the coffee preference without the identity memory", itemIDs(plain.Items))
+		}
+		if len(plain.LeftOut) == 0 || plain.LeftOut[0].Breakdown.Cut == "" {
+			t.Errorf("plain recall left nothing out, or without a reason: %+v", plain.LeftOut)
+		}
+		if len(fill.Items) <= len(plain.Items) || !slices.Contains(itemIDs(fill.Items), f.p0.ID) {
+			t.Errorf("fill: %v, plain %v", itemIDs(fill.Items), itemIDs(plain.Items))
+		}
+		if it := identity.Items[0]; it.ID != f.p0.ID || !it.Breakdown.Pinned || len(identity.Items) != len(plain.Items)+1 {
+			t.Errorf("identity: %v, want the identity memory first, pinned, then the plain recall's items", itemIDs(identity.Items))
 		}
 	})
 }
@@ -401,6 +438,8 @@ func TestRecallBadInput(t *testing.T) {
 			{"unknown field", `{"query":"coffee","token_budget":100,"budget":5}`, []string{"unknown field", "budget"}},
 			{"tags not a list", `{"query":"coffee","token_budget":100,"tags":"coffee"}`, []string{"tags"}},
 			{"query not a string", `{"query":42,"token_budget":100}`, []string{"query"}},
+			{"fill not a boolean", `{"query":"coffee","token_budget":100,"fill":"yes"}`, []string{"fill"}},
+			{"identity not a boolean", `{"query":"coffee","token_budget":100,"identity":1}`, []string{"identity"}},
 			{"trailing data", `{"query":"coffee","token_budget":100}{}`, []string{"after"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -420,7 +459,7 @@ func TestRecallBadInput(t *testing.T) {
 				if len(q) < 100_000 {
 					t.Fatalf("query of %d bytes", len(q))
 				}
-				rec := postRecall(t, e, f.key, map[string]any{"query": q, "token_budget": 500})
+				rec := postRecall(t, e, f.key, map[string]any{"query": q, "token_budget": 500, "identity": true})
 				checkRecallShape(t, rec, 500)
 				if !slices.Contains(rec.DegradeReasons, "query_truncated") {
 					t.Errorf("degrade_reasons %v, want query_truncated", rec.DegradeReasons)
@@ -527,7 +566,7 @@ func TestRecallCountsAccess(t *testing.T) {
 			before[m.ID] = state{m.Version, len(history(t, e, f.key, m.ID))}
 		}
 		start := time.Now().Add(-time.Second)
-		rec := postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000})
+		rec := postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000, "fill": true})
 		flushRecalls(t, e)
 		injected := map[string]engram.RecallItem{}
 		for _, it := range rec.Items {
@@ -557,7 +596,7 @@ func TestRecallCountsAccess(t *testing.T) {
 			}
 		}
 		// A second recall counts a second access.
-		postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000})
+		postRecall(t, e, f.key, map[string]any{"query": "what coffee do I like?", "token_budget": 2000, "fill": true})
 		flushRecalls(t, e)
 		if m := getMemory(t, e, f.key, f.p0.ID); m.AccessCount != 2 || m.Version != before[f.p0.ID].version {
 			t.Errorf("P0 after two recalls: access_count %d, version %d", m.AccessCount, m.Version)
@@ -567,8 +606,8 @@ func TestRecallCountsAccess(t *testing.T) {
 
 // TestRecallConcurrent: recalls of a tenant whose routing model is not
 // loaded yet, run at once and beside writes, all succeed, and each counts
-// its access: the P0 memory every one of them injects ends with one
-// access per recall.
+// its access: the P0 memory every one of them injects (each asks for the
+// identity block) ends with one access per recall.
 func TestRecallConcurrent(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newRecallEnv(t, engine)
@@ -585,7 +624,7 @@ func TestRecallConcurrent(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
-					body := mustJSON(map[string]any{"query": []string{"coffee", "咖啡", "Ada"}[i%3], "token_budget": 300})
+					body := mustJSON(map[string]any{"query": []string{"coffee", "咖啡", "Ada"}[i%3], "token_budget": 300, "identity": true})
 					req := httptest.NewRequest("POST", "/v1/recall", strings.NewReader(body))
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Authorization", "Bearer "+key)

@@ -639,7 +639,7 @@ func TestPersonaAndPrompt(t *testing.T) {
 			if budget == 2000 {
 				if strings.Join(names, ",") != "persona,session,memories" || !strings.HasPrefix(pr.Context, "[Persona]\n# Planner") ||
 					!strings.Contains(pr.Context, "\n\n[Session plan-1]\n") || !strings.Contains(pr.Context, "\n\n[Agent Memory]\n- The family prefers quiet temples") {
-					t.Errorf("prompt parts %v:\n%s", names, pr.Context)
+					t.Errorf("prompt parts %v:\n%s\n%+v\n%+v", names, pr.Context, pr.Recall.Items, pr.Recall.LeftOut)
 				}
 				recalled := false
 				for _, it := range pr.Recall.Items {

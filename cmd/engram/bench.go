@@ -37,6 +37,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	split := fs.String("split", "", "locomo: the conversations asked, tuning (0-4) or heldout (5-9); all when empty")
 	sessions := fs.Bool("sessions", false, "locomo: post each LoCoMo session's turns as session messages (speaker, content, at, message_id) and let engram build the episodes")
 	plain := fs.Bool("plain", false, "locomo: store each turn as the BM25 baseline's row only (\"Speaker: text [shares caption]\"), without the speaker tag, date or previous turn as context")
 	feedback := fs.Bool("feedback", false, "locomo: measure the learning effect of thumbs (clean, then poisoned)")
@@ -47,7 +48,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
-	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each")
+	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each; locomo: every question's candidates")
 	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
@@ -133,7 +134,18 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if *plain && *sessions {
 			return errors.New("bench locomo: choose one of --plain and --sessions")
 		}
-		rep, err := bench.RunLoCoMo(ctx, svc, bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain, Sessions: *sessions})
+		opt := bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain, Sessions: *sessions, Split: *split}
+		if *traceFile != "" {
+			f, err := os.Create(*traceFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			trace := bufio.NewWriter(f)
+			defer trace.Flush()
+			opt.Trace = trace
+		}
+		rep, err := bench.RunLoCoMo(ctx, svc, opt)
 		if err != nil {
 			return err
 		}
