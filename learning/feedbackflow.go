@@ -113,11 +113,19 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		if err != nil {
 			return nil, err
 		}
-		if res.Credited, err = f.credit(ctx, tx, in, signal, mems, shares, l, query); err != nil {
+		agree := map[string]bool{}
+		if answer != nil && in.Correction != "" && in.Correction != answer.Response {
+			for _, m := range mems {
+				agree[m.ID] = f.Agrees(in.Correction, m)
+			}
+		}
+		if res.Credited, err = f.credit(ctx, tx, in, signal, mems, shares, agree, l, query); err != nil {
 			return nil, err
 		}
 		for _, cm := range res.Credited {
-			if !cm.Capped {
+			// A memory the correction agrees with takes no evidence of
+			// the bad answer it rested under.
+			if !cm.Capped && !agree[cm.ID] {
 				l.credited(cm.ID)
 			}
 		}
@@ -158,10 +166,13 @@ func (f *Feedback) since(now time.Time) time.Time { return now.Add(-f.cfg.RaterW
 // credit applies one feedback to mems (as LockMemories read them, in id
 // order): a memory the rater's cap is reached for is recorded as capped
 // and left alone; a tombstoned one is skipped; the others move by their
-// share times the rater's weight (Credit). The store writes them in one
-// WriteCredits.
+// share times the rater's weight (Credit). A memory that agrees with
+// the feedback's correction (agree, see Agrees) is credited as a good
+// answer would credit it (signal at least 1, a thumb up): the answer was
+// wrong, not what it rested on. The store writes them in one
+// WriteCredits, under the feedback's own signal.
 func (f *Feedback) credit(ctx context.Context, tx engram.FeedbackTx, in engram.FeedbackInput, signal float64, mems []*engram.Memory,
-	shares map[string]float64, l *learningTx, query string) ([]engram.CreditedMemory, error) {
+	shares map[string]float64, agree map[string]bool, l *learningTx, query string) ([]engram.CreditedMemory, error) {
 	out := []engram.CreditedMemory{}
 	if len(mems) == 0 {
 		return out, nil
@@ -188,7 +199,11 @@ func (f *Feedback) credit(ctx context.Context, tx engram.FeedbackTx, in engram.F
 		capped := used[m.ID] >= int64(f.cfg.RaterCap)
 		weight := shares[m.ID] * l.raterWeight
 		if !capped {
-			f.Credit(m, signal, weight, query, l.answers)
+			s := signal
+			if agree[m.ID] {
+				s = max(signal, 1)
+			}
+			f.Credit(m, s, weight, query, l.answers)
 			w.Moved = append(w.Moved, m)
 		}
 		w.Credits = append(w.Credits, engram.Credit{ID: m.ID, Applied: !capped})
