@@ -92,6 +92,7 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 			targets = append(targets, id)
 		}
 	}
+	rows := map[string]*engram.Memory{} // the injected memories' full rows, when a correction needs their text
 	res := &engram.FeedbackResult{FeedbackID: tx.FeedbackID(), Signal: signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
 	// A recall that injected nothing credits nothing and teaches nothing.
 	if signal != 0 && len(targets) > 0 {
@@ -115,8 +116,17 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		}
 		agree := map[string]bool{}
 		if answer != nil && in.Correction != "" && in.Correction != answer.Response {
+			// LockMemories reads the credit columns only: the text is read
+			// once more, for a correction alone (and correct reuses it).
 			for _, m := range mems {
-				agree[m.ID] = f.Agrees(in.Correction, m)
+				if !m.Valid {
+					continue // credit skips it
+				}
+				full, err := tx.FindMemory(ctx, m.ID)
+				if err != nil {
+					return nil, err
+				}
+				rows[m.ID], agree[m.ID] = full, f.Agrees(in.Correction, full)
 			}
 		}
 		if res.Credited, err = f.credit(ctx, tx, in, signal, mems, shares, agree, l, query); err != nil {
@@ -148,7 +158,7 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		}
 		res.Pairs = pairs
 		if in.Correction != "" && in.Correction != answer.Response {
-			if res.Knowledge, err = f.correct(ctx, tx, answer, in, res.Credited, shares); err != nil {
+			if res.Knowledge, err = f.correct(ctx, tx, answer, in, res.Credited, shares, rows); err != nil {
 				return nil, err
 			}
 		}
@@ -344,17 +354,21 @@ func (f *Feedback) judge(ctx context.Context, tx engram.FeedbackTx, a *engram.An
 // memories marked needs_revision with superseded_by naming it. Memories
 // the rater's cap kept the feedback from crediting are not superseded
 // either. A correction that cannot be a valid memory stays a preference
-// pair only (nil).
+// pair only (nil). rows holds the memories' rows apply already read, by
+// id; the others are read here.
 func (f *Feedback) correct(ctx context.Context, tx engram.FeedbackTx, a *engram.Answer, in engram.FeedbackInput,
-	credited []engram.CreditedMemory, shares map[string]float64) (*engram.Knowledge, error) {
+	credited []engram.CreditedMemory, shares map[string]float64, rows map[string]*engram.Memory) (*engram.Knowledge, error) {
 	var rested []engram.Rested
 	for _, c := range credited {
 		if c.Capped {
 			continue
 		}
-		m, err := tx.FindMemory(ctx, c.ID)
-		if err != nil {
-			return nil, err
+		m := rows[c.ID]
+		if m == nil {
+			var err error
+			if m, err = tx.FindMemory(ctx, c.ID); err != nil {
+				return nil, err
+			}
 		}
 		rested = append(rested, engram.Rested{Memory: m, Share: shares[c.ID]})
 	}
