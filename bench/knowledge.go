@@ -15,7 +15,9 @@ import (
 // The knowledge benchmark: a tenant holds templated facts about many
 // people who share first names, surnames, cities, pets and jobs, written
 // one at a time from one source, then a quarter of the people change one
-// attribute later. It measures whether the knowledge update of a recall
+// attribute later. Half the people's facts are written after a label
+// ("Maya Ruiz: Lives in Lisbon"), half as sentences ("Maya Ruiz lives in
+// Lisbon"), one way per person. It measures whether the knowledge update of a recall
 // tells people apart: a person's new value must outrank their stale one,
 // a person who changed nothing must keep their own fact, and a name must
 // bring that person's facts.
@@ -48,27 +50,29 @@ type KnowledgeResult struct {
 // query may use: room for a stale fact and one other person's fact.
 const NameMargin = 2
 
-// knowledgeAttr is one templated attribute: the fact, the question that
-// asks for it and the values it draws from.
+// knowledgeAttr is one templated attribute: the fact after a label
+// ("Maya Ruiz: Lives in Lisbon"), the same fact as a sentence about the
+// person ("Maya Ruiz lives in Lisbon"), the question that asks for it and
+// the values it draws from.
 type knowledgeAttr struct {
-	fact, question string
-	values         []string
+	fact, prose, question string
+	values                []string
 }
 
 var knowledgeAttrs = []knowledgeAttr{
-	{"Lives in %s", "Where does %s live?", []string{"Lisbon", "Oslo", "Denver", "Austin", "Leeds", "Lyon", "Porto", "Dublin",
+	{"Lives in %s", "%s lives in %s", "Where does %s live?", []string{"Lisbon", "Oslo", "Denver", "Austin", "Leeds", "Lyon", "Porto", "Dublin",
 		"Boston", "Seattle", "Toronto", "Madrid", "Munich", "Vienna", "Prague", "Krakow", "Bristol", "Glasgow", "Chicago",
 		"Phoenix", "Atlanta", "Portland", "Nairobi", "Lagos", "Accra", "Cairo", "Tunis", "Osaka", "Kyoto", "Seoul", "Busan",
 		"Manila", "Hanoi", "Jakarta", "Perth", "Sydney", "Auckland", "Santiago", "Lima", "Bogota"}},
-	{"Works as a %s", "What does %s do for work?", []string{"baker", "nurse", "plumber", "teacher", "pilot", "chemist",
+	{"Works as a %s", "%s works as a %s", "What does %s do for work?", []string{"baker", "nurse", "plumber", "teacher", "pilot", "chemist",
 		"carpenter", "dentist", "librarian", "welder", "architect", "florist", "butcher", "surveyor", "paramedic",
 		"translator", "journalist", "electrician", "gardener", "mechanic", "pharmacist", "optician", "tailor", "barber",
 		"cartographer", "geologist", "locksmith", "jeweller", "veterinarian", "accountant"}},
-	{"Has a dog named %s", "What is the name of %s's dog?", []string{"Waffles", "Biscuit", "Pepper", "Maple", "Noodle",
+	{"Has a dog named %s", "%s has a dog named %s", "What is the name of %s's dog?", []string{"Waffles", "Biscuit", "Pepper", "Maple", "Noodle",
 		"Pickles", "Ziggy", "Bruno", "Rocket", "Mochi", "Olive", "Peanut", "Juniper", "Pumpkin", "Scout", "Cocoa", "Pretzel",
 		"Hazel", "Tofu", "Nacho", "Ginger", "Clover", "Bingo", "Marble", "Sprout", "Truffle", "Banjo", "Dumpling", "Kiwi",
 		"Paprika"}},
-	{"Enjoys %s on weekends", "What does %s enjoy on weekends?", []string{"hiking", "chess", "pottery", "surfing", "baking",
+	{"Enjoys %s on weekends", "%s enjoys %s on weekends", "What does %s enjoy on weekends?", []string{"hiking", "chess", "pottery", "surfing", "baking",
 		"cycling", "birdwatching", "knitting", "climbing", "fishing", "painting", "sailing", "running", "gardening",
 		"skating", "archery", "rowing", "dancing", "juggling", "kayaking"}},
 }
@@ -100,10 +104,12 @@ var knowledgeLast = []string{"Ruiz", "Okafor", "Novak", "Larsen", "Moreau", "Tan
 // knowledgeSource is the one source every fact is written with.
 var knowledgeSource = json.RawMessage(`{"kind":"bench","name":"people"}`)
 
-// person is one generated entity: a unique full name, the value index
+// person is one generated entity: a unique full name, how their facts
+// are written (prose: as sentences, else after a label), the value index
 // of each attribute, and the attribute it changes (−1: none) to what.
 type person struct {
 	name    string
+	prose   bool
 	values  []int
 	changed int
 	to      int
@@ -122,7 +128,8 @@ func people(opt KnowledgeOptions) ([]*person, error) {
 	names := rng.Perm(total)[:opt.Entities]
 	out := make([]*person, opt.Entities)
 	for i, n := range names {
-		p := &person{name: knowledgeFirst[n%len(knowledgeFirst)] + " " + knowledgeLast[n/len(knowledgeFirst)], changed: -1}
+		p := &person{name: knowledgeFirst[n%len(knowledgeFirst)] + " " + knowledgeLast[n/len(knowledgeFirst)], changed: -1,
+			prose: rng.IntN(2) == 1}
 		for _, a := range knowledgeAttrs {
 			p.values = append(p.values, rng.IntN(len(a.values)))
 		}
@@ -139,6 +146,9 @@ func people(opt KnowledgeOptions) ([]*person, error) {
 
 func (p *person) fact(attr, value int) string {
 	a := knowledgeAttrs[attr]
+	if p.prose {
+		return fmt.Sprintf(a.prose, p.name, a.values[value])
+	}
 	return p.name + ": " + fmt.Sprintf(a.fact, a.values[value])
 }
 
