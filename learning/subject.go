@@ -37,7 +37,8 @@ import (
 //     only, are two entities: what Caroline said is not what Melanie said.
 //  4. the names leading the text: the capitalised words that open it
 //     ("Maya Ruiz lives in Lisbon"), a sentence's first word counting only
-//     when the next word is capitalised too.
+//     when the next word is capitalised too or it is a possessive
+//     ("Dana's favourite tea").
 //
 // The attribute is what the two texts say about the entity before their
 // values differ: the terms they open with in common, after the label.
@@ -46,7 +47,9 @@ import (
 // texts that part after the names alone ("Maya Ruiz lives…", "Maya Ruiz
 // works…") say different things about one person, and two that differ
 // from their first word ("Maya Ruiz…", "Gavin Ruiz…") are about different
-// entities. For a knowledge update the two must still share updateOverlap
+// entities, as are two that differ only in names between a common
+// opening and a common close ("In 2024 Maya Ruiz moved to Lisbon", "In
+// 2024 Gavin Ruiz moved to Lisbon"). For a knowledge update the two must still share updateOverlap
 // of their terms (the entity's key counted as words), so that one
 // attribute phrased alike is not enough for two long turns that only
 // begin alike.
@@ -136,8 +139,9 @@ func words(text string) []word {
 		r, _ := utf8.DecodeRuneInString(raw)
 		capital := unicode.IsUpper(r)
 		// A sentence's first word is a name only when the next word is
-		// capitalised too ("Maya Ruiz"), not "Lives in".
-		if opener >= 0 && capital {
+		// capitalised too ("Maya Ruiz") or a possessive ("Dana's"), not
+		// "Lives in".
+		if opener >= 0 && (capital || raw == "s") {
 			out[opener].name = true
 		}
 		opener = -1
@@ -150,6 +154,30 @@ func words(text string) []word {
 		start = strings.ContainsAny(f[len(f)-1:], ".!?")
 	}
 	return out
+}
+
+// namesDiffer reports whether two texts that open alike for n words then
+// differ in names only and close alike with a word that is not a name:
+// "In 2024 Maya Ruiz moved to Lisbon" and "In 2024 Gavin Ruiz moved to
+// Lisbon" say one thing of two people. A value differs at the end
+// ("… moved to Lisbon", "… moved to Oslo") or in words that are not
+// names.
+func namesDiffer(a, b []word, n int) bool {
+	i, j := len(a), len(b)
+	tail := false
+	for i > n && j > n && a[i-1].term == b[j-1].term {
+		i, j = i-1, j-1
+		tail = tail || !a[i].name
+	}
+	if !tail || i == n || j == n {
+		return false
+	}
+	for _, w := range append(a[n:i:i], b[n:j]...) {
+		if !w.name {
+			return false
+		}
+	}
+	return true
 }
 
 // sameSubject reports whether a and b are one subject (see the rule
@@ -173,7 +201,7 @@ func sameSubject(a, b *reading) (string, bool) {
 			attr = append(attr, w.raw)
 		}
 	}
-	if len(attr) == 0 {
+	if len(attr) == 0 || namesDiffer(a.words, b.words, n) {
 		return "", false
 	}
 	entity := strings.Join(names, " ")
