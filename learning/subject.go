@@ -61,8 +61,8 @@ import (
 //
 // The tenant's term statistics are not used. Names and values are
 // equally rare in a tenant of look-alike facts (in the knowledge
-// benchmark a first name is in about one fact in 118, a city in one in
-// 40 of those it could be in), so document frequency separates neither,
+// benchmark a first name is in one fact in 118, a city in one in 160),
+// so document frequency separates neither,
 // and it is each server's index state: a rule reading it would rank
 // differently on a server whose index is behind. The reading above needs
 // nothing but the two rows, so every server reads the same subject.
