@@ -173,7 +173,7 @@ var messages = map[string][2]string{
 	"factor.revision":     {"Revision", "修订惩罚"},
 	"factor.superseded":   {"Superseded", "被更新"},
 	"factor.newer":        {"newer", "较新"},
-	"factor.supersededby": {"by a newer memory of the same origin and subject", "被同一来源、同一主题的较新记忆取代"},
+	"factor.supersededby": {"by a newer memory of the same origin and subject (entity / attribute)", "被同一来源、同一主题（实体 / 属性）的较新记忆取代"},
 	"factor.product":      {"Product", "乘积"},
 	"factor.age":          {"%s days since reinforced, stability %s d", "距上次强化 %s 天，稳定度 %s 天"},
 	"factor.note":         {"at full relevance; a recall multiplies by its relevance", "按相关度 1 计算；召回时再乘以相关度"},
