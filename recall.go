@@ -16,9 +16,12 @@ type ScoreBreakdown struct {
 	Revision   float64 `json:"revision"`   // 1, or the demotion of a needs_revision memory
 	// Superseded is 1, or the demotion of a memory that a newer one of the
 	// same origin and subject among the recall's candidates outranks (a
-	// knowledge update), with SupersededBy naming the newer one.
+	// knowledge update), with SupersededBy naming the newer one and
+	// Subject the entity and attribute both were read to be about, e.g.
+	// "Maya Ruiz / lives" (see learning/subject.go).
 	Superseded   float64 `json:"superseded"`
 	SupersededBy string  `json:"superseded_by,omitempty"`
+	Subject      string  `json:"subject,omitempty"`
 	AgeDays      float64 `json:"age_days"`  // t: days since last reinforcement
 	Stability    float64 `json:"stability"` // S in days; 0 = never decays
 	// Helpfulness is what feedback on the recalls that injected the memory

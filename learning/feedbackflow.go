@@ -92,6 +92,7 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 			targets = append(targets, id)
 		}
 	}
+	rows := map[string]*engram.Memory{} // the injected memories' full rows, when a correction needs their text
 	res := &engram.FeedbackResult{FeedbackID: tx.FeedbackID(), Signal: signal, Credited: []engram.CreditedMemory{}, Pairs: []string{}}
 	// A recall that injected nothing credits nothing and teaches nothing.
 	if signal != 0 && len(targets) > 0 {
@@ -113,11 +114,28 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		if err != nil {
 			return nil, err
 		}
-		if res.Credited, err = f.credit(ctx, tx, in, signal, mems, shares, l, query); err != nil {
+		agree := map[string]bool{}
+		if answer != nil && in.Correction != "" && in.Correction != answer.Response {
+			// LockMemories reads the credit columns only: the text is read
+			// once more, for a correction alone (and correct reuses it).
+			for _, m := range mems {
+				if !m.Valid {
+					continue // credit skips it
+				}
+				full, err := tx.FindMemory(ctx, m.ID)
+				if err != nil {
+					return nil, err
+				}
+				rows[m.ID], agree[m.ID] = full, f.Agrees(in.Correction, full)
+			}
+		}
+		if res.Credited, err = f.credit(ctx, tx, in, signal, mems, shares, agree, l, query); err != nil {
 			return nil, err
 		}
 		for _, cm := range res.Credited {
-			if !cm.Capped {
+			// A memory the correction agrees with takes no evidence of
+			// the bad answer it rested under.
+			if !cm.Capped && !agree[cm.ID] {
 				l.credited(cm.ID)
 			}
 		}
@@ -140,7 +158,7 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		}
 		res.Pairs = pairs
 		if in.Correction != "" && in.Correction != answer.Response {
-			if res.Knowledge, err = f.correct(ctx, tx, answer, in, res.Credited, shares); err != nil {
+			if res.Knowledge, err = f.correct(ctx, tx, answer, in, res.Credited, shares, rows); err != nil {
 				return nil, err
 			}
 		}
@@ -158,10 +176,13 @@ func (f *Feedback) since(now time.Time) time.Time { return now.Add(-f.cfg.RaterW
 // credit applies one feedback to mems (as LockMemories read them, in id
 // order): a memory the rater's cap is reached for is recorded as capped
 // and left alone; a tombstoned one is skipped; the others move by their
-// share times the rater's weight (Credit). The store writes them in one
-// WriteCredits.
+// share times the rater's weight (Credit). A memory that agrees with
+// the feedback's correction (agree, see Agrees) is credited as a good
+// answer would credit it (signal at least 1, a thumb up): the answer was
+// wrong, not what it rested on. The store writes them in one
+// WriteCredits, under the feedback's own signal.
 func (f *Feedback) credit(ctx context.Context, tx engram.FeedbackTx, in engram.FeedbackInput, signal float64, mems []*engram.Memory,
-	shares map[string]float64, l *learningTx, query string) ([]engram.CreditedMemory, error) {
+	shares map[string]float64, agree map[string]bool, l *learningTx, query string) ([]engram.CreditedMemory, error) {
 	out := []engram.CreditedMemory{}
 	if len(mems) == 0 {
 		return out, nil
@@ -188,7 +209,11 @@ func (f *Feedback) credit(ctx context.Context, tx engram.FeedbackTx, in engram.F
 		capped := used[m.ID] >= int64(f.cfg.RaterCap)
 		weight := shares[m.ID] * l.raterWeight
 		if !capped {
-			f.Credit(m, signal, weight, query, l.answers)
+			s := signal
+			if agree[m.ID] {
+				s = max(signal, 1)
+			}
+			f.Credit(m, s, weight, query, l.answers)
 			w.Moved = append(w.Moved, m)
 		}
 		w.Credits = append(w.Credits, engram.Credit{ID: m.ID, Applied: !capped})
@@ -329,17 +354,21 @@ func (f *Feedback) judge(ctx context.Context, tx engram.FeedbackTx, a *engram.An
 // memories marked needs_revision with superseded_by naming it. Memories
 // the rater's cap kept the feedback from crediting are not superseded
 // either. A correction that cannot be a valid memory stays a preference
-// pair only (nil).
+// pair only (nil). rows holds the memories' rows apply already read, by
+// id; the others are read here.
 func (f *Feedback) correct(ctx context.Context, tx engram.FeedbackTx, a *engram.Answer, in engram.FeedbackInput,
-	credited []engram.CreditedMemory, shares map[string]float64) (*engram.Knowledge, error) {
+	credited []engram.CreditedMemory, shares map[string]float64, rows map[string]*engram.Memory) (*engram.Knowledge, error) {
 	var rested []engram.Rested
 	for _, c := range credited {
 		if c.Capped {
 			continue
 		}
-		m, err := tx.FindMemory(ctx, c.ID)
-		if err != nil {
-			return nil, err
+		m := rows[c.ID]
+		if m == nil {
+			var err error
+			if m, err = tx.FindMemory(ctx, c.ID); err != nil {
+				return nil, err
+			}
 		}
 		rested = append(rested, engram.Rested{Memory: m, Share: shares[c.ID]})
 	}

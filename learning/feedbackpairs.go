@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/engram-memory/engram"
@@ -38,8 +39,8 @@ func (f *Feedback) Pair(a, b engram.Judgement) (string, float64, bool) {
 func (f *Feedback) CorrectionMargin(signal float64) float64 { return 1 - math.Min(signal, 0) }
 
 // subjectOverlap is the share of the smaller of two term sets (a
-// correction's and a memory's) that both must hold for the memory to be
-// about the correction's subject.
+// correction's and a memory's) that both must hold, besides one subject
+// (see subject.go), for the correction to contradict the memory.
 const subjectOverlap = 0.5
 
 // maxKnowledgeChars bounds the text of a memory made from a correction
@@ -54,42 +55,80 @@ const maxKnowledgeChars = 4000
 // injected, so the same question finds it), in the category of the
 // answer's route (else of the first memory it supersedes, else the
 // default). It supersedes each memory the corrected answer's recall
-// injected that shares the subject: at least subjectOverlap of the
-// smaller term set. P0 identity memories are never superseded by a
-// correction.
+// injected that it contradicts: one subject read from both texts (the
+// same opening before the values part, see subject.go; a correction is
+// free text, so labels and keys are read as words), at least
+// subjectOverlap of the smaller term set, and a different value. A
+// memory the correction restates or entails (Agrees) is not superseded:
+// the feedback credits it as a good answer instead (see credit). P0
+// identity memories are never superseded by a correction.
 func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbackID, category string, rested []engram.Rested) (*engram.Memory, []string) {
 	if strings.TrimSpace(correction) == "" {
 		return nil, nil
 	}
-	terms := map[string]bool{}
-	for _, t := range analysis.Terms(correction) {
-		terms[t] = true
-	}
+	fix := reading{words: words(correction)}
+	terms := termSet(correction)
 	var superseded []string
 	for _, r := range rested {
-		if !(r.Share > 0) || r.Memory.Priority == engram.P0 {
+		if !(r.Share > 0) || r.Memory.Priority == engram.P0 || f.Agrees(correction, r.Memory) {
 			continue
 		}
-		own := map[string]bool{}
-		for _, t := range analysis.Terms(r.Memory.Content) {
-			own[t] = true
+		own := reading{words: words(r.Memory.Content)}
+		if _, same := sameSubject(&fix, &own); !same || !covers(terms, termSet(r.Memory.Content)) {
+			continue
 		}
-		shared := 0
-		for t := range own {
-			if terms[t] {
-				shared++
-			}
-		}
-		if smaller := min(len(own), len(terms)); smaller > 0 && float64(shared) >= subjectOverlap*float64(smaller) {
-			superseded = append(superseded, r.Memory.ID)
-			if category == "" {
-				category = r.Memory.Category
-			}
+		superseded = append(superseded, r.Memory.ID)
+		if category == "" {
+			category = r.Memory.Category
 		}
 	}
 	source, _ := json.Marshal(map[string]string{"kind": "feedback", "feedback_id": feedbackID, "interaction_id": in.ID})
 	return &engram.Memory{Content: clip(correction, maxKnowledgeChars), Context: clip(in.Prompt, maxKnowledgeChars),
 		Category: category, Type: "correction", Source: source}, superseded
+}
+
+// Agrees reports whether a user's correction restates or entails m, or m
+// the correction: the words of one (letter case and punctuation aside)
+// run unbroken through the other, and the shorter holds at least half
+// the longer's terms — "Deploys are frozen from December 20 to January
+// 3" and "Deploys are frozen from December 20 to January 3 every year"
+// agree; "the user drinks tea with milk" and "… without milk" do not.
+func (f *Feedback) Agrees(correction string, m *engram.Memory) bool {
+	a, b := plainWords(correction), plainWords(m.Content)
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if a == "" || !strings.Contains(" "+b+" ", " "+a+" ") {
+		return false
+	}
+	short, long := len(analysis.Terms(a)), len(analysis.Terms(b))
+	return short > 0 && 2*short >= long
+}
+
+// plainWords is text's words, lower-cased, one space apart.
+func plainWords(text string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// covers reports whether two term sets (see termSet) share at least
+// subjectOverlap of the smaller.
+func covers(a, b []uint64) bool {
+	shared := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			shared++
+			i++
+			j++
+		}
+	}
+	return float64(shared) >= subjectOverlap*float64(min(len(a), len(b)))
 }
 
 // clip cuts s to at most n characters.

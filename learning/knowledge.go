@@ -8,9 +8,12 @@ import (
 )
 
 // updateOverlap is the share of two memories' content terms (common terms
-// over all their terms) from which they are about the same subject for a
-// knowledge update. A restatement, or the same sentence with one detail
-// changed, shares most of its words; two turns on one topic do not.
+// over all their terms) that a knowledge update asks of two memories of
+// one subject read from their text (see subject.go). A restatement, or
+// the same sentence with one detail changed, shares most of its words;
+// two turns on one topic do not. It was the whole rule before subjects
+// were read; kept, the subject reading only narrows it (LoCoMo's recall
+// did not move, see README).
 const updateOverlap = 0.6
 
 // updateTop is how many of a recall's best-scored candidates a knowledge
@@ -19,19 +22,21 @@ const updateTop = 20
 
 // supersede is the knowledge update of a recall (DESIGN §3): of two
 // candidates written the same way (one origin: the same agent, source and
-// type; see engram.Memory.Origin) about the same subject (one category and
-// updateOverlap of their content terms), the newer wins without any
-// feedback. The older's
-// score is multiplied by the scorer's superseded factor and its breakdown
-// names the newer (superseded_by). Newer is the later occurred_at when
-// both have one, else the later created_at; two memories of the same
-// instant (one batch without occurred_at) supersede neither.
+// type; see engram.Memory.Origin) in one category about one subject (one
+// entity and one attribute of it, see subject.go; for the text reading
+// also updateOverlap of their terms), the newer wins without any
+// feedback. The older's score is multiplied by the scorer's superseded
+// factor and its breakdown names the newer (superseded_by) and the
+// subject read (subject). Newer is the later occurred_at when both have
+// one, else the later created_at; two memories of the same instant (one
+// batch without occurred_at) supersede neither.
 //
-// What is never compared: P0 memories (identity outranks recency),
-// memories with a key (writing a key again already replaces it) and
+// What is never compared: P0 memories (identity outranks recency) and
 // memories of different origins — another writer contradicting a memory
 // is a conflict for feedback to settle, not an update (an extractor's
 // near-copy of a user's words must not override them by being later).
+// Keyed memories are compared with the memories under the same parent
+// key (the same entity); writing one key again already replaces it.
 func (r *Recaller) supersede(cands []Candidate) {
 	factor := r.scorer.cfg.SupersededFactor
 	if factor >= 1 || len(cands) < 2 {
@@ -47,12 +52,13 @@ func (r *Recaller) supersede(cands []Candidate) {
 	type subject struct {
 		i      int
 		origin string
+		read   *reading
 		terms  []uint64
 	}
 	subjects := make([]subject, 0, updateTop)
 	for _, i := range order[:min(len(order), updateTop)] {
 		m := cands[i].Memory
-		if m.Priority == engram.P0 || m.Key != "" {
+		if m.Priority == engram.P0 {
 			continue
 		}
 		subjects = append(subjects, subject{i: i, origin: m.Category + "\x1f" + m.Origin()})
@@ -64,31 +70,34 @@ func (r *Recaller) supersede(cands []Candidate) {
 			}
 			x, y := &subjects[a], &subjects[b]
 			for _, s := range []*subject{x, y} {
-				if s.terms == nil {
-					s.terms = termSet(cands[s.i].Memory.Content)
+				if s.read == nil {
+					m := cands[s.i].Memory
+					rd := read(m)
+					s.read, s.terms = &rd, termSet(m.Content+" "+rd.parent)
 				}
 			}
-			if !sameSubject(x.terms, y.terms) {
+			name, same := sameSubject(x.read, y.read)
+			if !same || x.read.client == "" && !overlaps(x.terms, y.terms) {
 				continue
 			}
 			switch recency(cands[x.i].Memory, cands[y.i].Memory) {
 			case -1:
-				markSuperseded(&cands[x.i], cands[y.i].Memory, factor)
+				markSuperseded(&cands[x.i], cands[y.i].Memory, name, factor)
 			case 1:
-				markSuperseded(&cands[y.i], cands[x.i].Memory, factor)
+				markSuperseded(&cands[y.i], cands[x.i].Memory, name, factor)
 			}
 		}
 	}
 }
 
 // markSuperseded demotes c once, however many newer memories supersede
-// it, and names the first of them found.
-func markSuperseded(c *Candidate, by *engram.Memory, factor float64) {
+// it, and names the first of them found and the subject they share.
+func markSuperseded(c *Candidate, by *engram.Memory, subject string, factor float64) {
 	b := &c.Breakdown
 	if b.SupersededBy != "" {
 		return
 	}
-	b.Superseded, b.SupersededBy = factor, by.ID
+	b.Superseded, b.SupersededBy, b.Subject = factor, by.ID, subject
 	b.Score *= factor
 }
 
@@ -121,9 +130,9 @@ func termSet(text string) []uint64 {
 	return slices.Compact(out)
 }
 
-// sameSubject reports whether two term sets (see termSet) share at least
+// overlaps reports whether two term sets (see termSet) share at least
 // updateOverlap of their union.
-func sameSubject(a, b []uint64) bool {
+func overlaps(a, b []uint64) bool {
 	small, large := min(len(a), len(b)), max(len(a), len(b))
 	if float64(small) < updateOverlap*float64(large) {
 		return false // even all of the smaller shared is too little

@@ -173,7 +173,7 @@ var messages = map[string][2]string{
 	"factor.revision":     {"Revision", "修订惩罚"},
 	"factor.superseded":   {"Superseded", "被更新"},
 	"factor.newer":        {"newer", "较新"},
-	"factor.supersededby": {"by a newer memory of the same origin and subject", "被同一来源、同一主题的较新记忆取代"},
+	"factor.supersededby": {"by a newer memory of the same origin and subject (entity / attribute)", "被同一来源、同一主题（实体 / 属性）的较新记忆取代"},
 	"factor.match":        {"Match", "匹配度"},
 	"factor.match.help": {"How well the memory answers the query, on the same scale for every recall; the relevance cut compares it with a fixed threshold",
 		"记忆回答该查询的程度，所有召回同一尺度；相关性截断用它与固定阈值比较"},

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -27,7 +28,7 @@ import (
 // names.
 func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("bench: want locomo, learning, latency, load, reflect or router")
+		return errors.New("bench: want locomo, learning, knowledge, latency, load, reflect or router")
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
@@ -36,7 +37,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
-	queries := fs.Int("queries", 300, "recalls per size and budget (latency)")
+	queries := fs.Int("queries", 300, "recalls per size and budget (latency); recalls per figure (knowledge; 0: everyone)")
 	split := fs.String("split", "", "locomo: the conversations asked, tuning (0-4) or heldout (5-9); all when empty")
 	sessions := fs.Bool("sessions", false, "locomo: post each LoCoMo session's turns as session messages (speaker, content, at, message_id) and let engram build the episodes")
 	plain := fs.Bool("plain", false, "locomo: store each turn as the BM25 baseline's row only (\"Speaker: text [shares caption]\"), without the speaker tag, date or previous turn as context")
@@ -44,7 +45,8 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
-	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported)")
+	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported); knowledge: comma-separated seeds (1 tunes; 2-5 are reported)")
+	entities := fs.Int("entities", 2000, "knowledge: people in the generated tenant (each with 4 facts; a quarter change one)")
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
@@ -194,6 +196,10 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			}
 		}
 		bench.PrintLearning(stdout, out, *mix)
+	case "knowledge":
+		if err := benchKnowledge(ctx, cfg, db, logger, svc, *entities, *queries, *budget, *seeds, stdout); err != nil {
+			return err
+		}
 	case "latency":
 		handler, err := server.New(server.Config{
 			Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
@@ -252,7 +258,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			}
 		}
 	default:
-		return fmt.Errorf("bench: unknown benchmark %q; want locomo, learning, latency, load, reflect or router", verb)
+		return fmt.Errorf("bench: unknown benchmark %q; want locomo, learning, knowledge, latency, load, reflect or router", verb)
 	}
 	return nil
 }
@@ -331,3 +337,37 @@ func (c coldIndex) LoadCold(ctx context.Context, fromSnapshot bool) (int64, erro
 }
 
 func (c coldIndex) Snapshot(ctx context.Context) error { return c.ix.Snapshot(ctx) }
+
+// benchKnowledge runs the knowledge benchmark once per seed, each on a
+// new tenant, and asks every question of three recalls: the configured
+// knowledge update, the update off (superseded factor 1), both without
+// exploration so that no memory is held back at random.
+func benchKnowledge(ctx context.Context, cfg configs.Config, db *store.DB, logger *slog.Logger, svc bench.Services,
+	entities, queries, budget int, seeds string, stdout io.Writer) error {
+	list, err := intList(seeds)
+	if err != nil {
+		return err
+	}
+	measured := cfg
+	measured.Learning.Explore = 0
+	on, err := NewServices(measured, db, logger)
+	if err != nil {
+		return err
+	}
+	measured.Scoring.SupersededFactor = 1
+	off, err := NewServices(measured, db, logger)
+	if err != nil {
+		return err
+	}
+	for _, seed := range list {
+		opt := bench.KnowledgeOptions{Entities: entities, Queries: queries, Seed: uint64(seed), Budget: budget}
+		rs, err := bench.RunKnowledge(ctx, svc, opt, []engram.RecallService{on.Recall, off.Recall},
+			[]string{fmt.Sprintf("knowledge update (superseded factor %g)", cfg.Scoring.SupersededFactor), "update off (factor 1)"}, os.Stderr)
+		if err != nil {
+			return err
+		}
+		bench.PrintKnowledge(stdout, opt, rs)
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}

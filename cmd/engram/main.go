@@ -38,6 +38,13 @@ usage:
   engram mirror sync                                  apply the writes the file mirror has not followed yet
   engram bench locomo --data locomo10.json [--budget N] [--plain]
                      recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
+  engram bench knowledge [--entities 2000] [--seeds 1] [--queries N] [--budget N]
+                     knowledge updates on generated people sharing surnames, cities, pets and jobs (4 facts,
+                     half after a label, half as sentences, written one at a time from one source; a
+                     quarter change one attribute a year later): new value above stale, unchanged city in
+                     the top 3 for "Where does X live?", all of a person's current facts in the top facts+2
+                     for their name; N recalls per figure (0: everyone), with the knowledge update on and
+                     off. Seed 1 tunes, seeds 2-5 are reported
   engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N] [--http]
   engram bench load [--clients 32] [--duration 1m] [--servers 1,2] [--seed N]
                      creates, recalls and feedback from concurrent clients on servers sharing one database
