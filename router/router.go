@@ -132,7 +132,7 @@ func (r *Router) Route(tenantID, query string) engram.Route {
 		mode = engram.ModeExploratory
 	}
 	mode = classify(text, modeTable, mode)
-	domains := r.scoreDomains(tenantID, analysis.Terms(query))
+	domains := r.scoreDomains(tenantID, text, analysis.Terms(query))
 
 	var cats []string
 	if len(domains) > 0 && domains[0].Score >= r.cfg.Threshold {
@@ -213,13 +213,15 @@ func (r *Router) update(tenantID, category, text string, sign int) {
 	}
 }
 
-// scoreDomains returns the domain distribution, best first; ties keep the
-// configured order.
-func (r *Router) scoreDomains(tenantID string, terms []string) []engram.DomainScore {
+// scoreDomains returns the domain distribution of a query given as its
+// normalised text and its terms, best first; ties keep the configured
+// order.
+func (r *Router) scoreDomains(tenantID, text string, terms []string) []engram.DomainScore {
 	if len(r.domains) == 0 {
 		return nil
 	}
 	evidence := lexiconEvidence(terms)
+	cueEvidence(text, evidence)
 	logits := make([]float64, len(r.domains))
 	for i, d := range r.domains {
 		logits[i] = math.Log(lexiconAlpha + evidence[d])
