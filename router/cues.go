@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
 )
 
@@ -24,6 +25,7 @@ var (
 	intentTable     = compileTable(intentRules)
 	modeTable       = compileTable(modeRules)
 	constraintTable = compileCues(constraintCues)
+	choiceTable     = compileCues(choiceCues)
 	lexiconIndex    = compileLexicon(domainLexicon)
 	neutralTerms    = compileNeutral()
 )
@@ -88,17 +90,46 @@ func compileCues(cs []cue) []compiledCue {
 	return out
 }
 
-// classify returns the label with the highest cue score, the earlier one on
-// a tie, or fallback when no cue matches.
-func classify[T any](text string, t table[T], fallback T) T {
+// classify returns the label with the highest cue score plus its extra
+// score, the earlier one on a tie, or fallback when no label scores above
+// zero.
+func classify[T comparable](text string, t table[T], fallback T, extra map[T]float64) T {
 	best, label := 0.0, fallback
 	for _, rule := range t {
-		if s := score(text, rule.cues); s > best {
+		if s := score(text, rule.cues) + extra[rule.label]; s > best {
 			best, label = s, rule.label
 		}
 	}
 	return label
 }
+
+// classifyIntent classifies a normalised query's intent. The choice cues
+// count for decide only in a query that does not speak of the past: "pasta
+// or ramen tonight?" asks for a choice, "which fix worked better, X or Y"
+// asks what happened.
+func classifyIntent(text string) engram.Intent {
+	var extra map[engram.Intent]float64
+	if !pastTense(text) {
+		extra = map[engram.Intent]float64{engram.IntentDecide: score(text, choiceTable)}
+	}
+	return classify(text, intentTable, engram.IntentAsk, extra)
+}
+
+// pastTense reports whether a normalised English query speaks of the
+// past: an auxiliary or irregular verb in the past ("did", "was", "went")
+// or a regular past form (a word of five letters or more ending in "ed",
+// not "eed": "worked", not "need").
+func pastTense(text string) bool {
+	for _, w := range strings.Fields(text) {
+		if pastWords[w] || len(w) >= 5 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") {
+			return true
+		}
+	}
+	return false
+}
+
+var pastWords = map[string]bool{"did": true, "was": true, "were": true, "had": true, "went": true, "got": true,
+	"made": true, "took": true, "said": true, "chose": true, "ive": true, "used": true}
 
 func score(text string, cs []compiledCue) float64 {
 	var s float64

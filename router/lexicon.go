@@ -48,9 +48,12 @@ var intentRules = []rule[engram.Intent]{
 			how_have_i_changed how_have_i_grown teach* taught* differently did_wrong do_wrong go_wrong
 			what_worked what_didnt_work over_the_years got_me_through get_through_it bounce_back bounced_back
 			总结 反思 回顾 教训 复盘 踩过 踩坑 犯过 学到 收获 走出来 弯路 心得 感悟 体会 回头看 事后看 得失 做错
-			回想 回过头 领悟 吸取 熬过来 挺过来 撑过来 如果重来 做得不好`),
-		cues(2, `what_would_i if_i_could get_out_of evolved year_in_review 重来 pattern* realiz* realis* grown growth 当初 这些年 成长 明白了 意识到 启发 学会 过来的 不足 做得好`),
-		cues(1, `learned_from learn_from insight* retro notice* changed progress biggest over_the_past 变化 经验 经历 改变`),
+			回想 回过头 领悟 吸取 熬过来 挺过来 撑过来 如果重来 做得不好 get_right got_right get_wrong got_wrong
+			一路走来 回首 做对了`),
+		cues(2, `showed_me shown_me recurring keep_repeating common_thread* shaped what_stands_out 这一路 变了
+			意味着 遗憾 下次注意 规律 共同点 what_would_i if_i_could get_out_of evolved year_in_review 重来 pattern* realiz* realis* grown growth 当初 这些年 成长 明白了 意识到 启发 学会 过来的 不足 做得好`),
+		cues(1, `learned_from learn_from insight* retro notice* changed progress biggest over_the_past in_common
+			stand_out proud_of every_time 变化 明白 得到 每次 哪些地方 经验 经历 改变`),
 	)},
 	{engram.IntentDecide, join(
 		cues(2, `should_i should_we shall_i which_is_better which_one_should which_should is_it_better better_to
@@ -58,13 +61,16 @@ var intentRules = []rule[engram.Intent]{
 			is_it_worth worth_it ought_to or_should what_should how_should advice advise help_me_choose
 			help_me_decide ideas_for some_ideas whether_to do_you_think_i what_would_you plan_for how_can_i
 			pros_and_cons what_can_i_do what_do_i_do would_it_be does_it_make_sense would_it_make_sense
-			good_idea or_not make_a_plan come_up_with help_me_plan next_step*
+			good_idea or_not make_a_plan come_up_with help_me_plan next_step* torn_between trying_to_decide
+			leaning_towards leaning_toward better_off bad_idea makes_more_sense make_more_sense vs versus map_out
+			纠结 犹豫 出个主意 帮我想 帮我规划 帮我安排 帮我列 帮我做个 制定 列个计划 规划一下 合不合适 适不适合
 			应该 推荐 选哪 挑一 建议 怎么办 要不要 该不该 值不值 去不去 回不回 买不买 换不换 接不接
 			用不用 哪个好 比较好 帮我定 帮我选 帮我挑 打算 我该 该怎么 定个计划 做个计划 怎样才能 怎么才能 如何才能
 			怎么选 该选 值得吗 利弊 帮我想想 好$ 好呢 才好 好不好 要准备 需要准备 准备些什么 准备什么 排一下
 			安排一下 给我挑 选什么`),
-		cues(1.5, `worth should figure_out`),
-		cues(1, `planning what_helps better best or a_good good_choice good_fit ok_to okay_to fine_to ready_to
+		cues(1.5, `what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
+		cues(1, `would could might suit* fit_me afford any_ideas how_about right_time good_time planning what_helps lay_out line_up put_together set_up what_to where_to which_to
+			which_one picking choos* select* 可不可以 a_good good_choice good_fit ok_to okay_to fine_to ready_to
 			time_to too_late go_ahead can_you help_me plan draft 计划 还是 选择 可以吗 好吗 行不行 划算 有必要 最好 能不能 适合 合适 值得`),
 	)},
 	{engram.IntentAsk, join(
@@ -73,6 +79,12 @@ var intentRules = []rule[engram.Intent]{
 		cues(1.5, `what_was what_were do_i am_i have_i`),
 	)},
 }
+
+// choiceCues name a choice between options ("pasta or ramen", "the best
+// gift"): they speak for decide only when the query does not speak of the
+// past (see classifyIntent). "The best way to" asks for a method, a
+// strategy to look up, so it takes the weight of "best" back.
+var choiceCues = join(cues(1, `or better best pick pick_one pick_up`), cues(-1, `best_way better_way`))
 
 // modeRules score the retrieval modes in the same way. No match is factual,
 // except for a reflect query, which is exploratory: lessons are gathered

@@ -49,6 +49,13 @@ const MaxQueryRunes = 2000
 // the tenant's own memories can overturn.
 const lexiconAlpha = 0.5
 
+// reflectStrategyPrior is the strategy evidence a reflect query gets
+// before its words speak: a lesson is a strategy when the query names no
+// topic ("what mistakes do I keep making"), and half a topic keyword
+// yields to any topic it does name. Tuned on labelled.jsonl and
+// tuned.jsonl.
+const reflectStrategyPrior = 0.5
+
 // Config configures a Router. Zero fields take the DefaultConfig values.
 type Config struct {
 	// Categories are the L2 categories routes may name, in display order:
@@ -126,13 +133,13 @@ func New(cfg Config) *Router {
 func (r *Router) Route(tenantID, query string) engram.Route {
 	query = truncate(query, MaxQueryRunes)
 	text := normalize(query)
-	intent := classify(text, intentTable, engram.IntentAsk)
+	intent := classifyIntent(text)
 	mode := engram.ModeFactual
 	if intent == engram.IntentReflect {
 		mode = engram.ModeExploratory
 	}
-	mode = classify(text, modeTable, mode)
-	domains := r.scoreDomains(tenantID, text, analysis.Terms(query))
+	mode = classify(text, modeTable, mode, nil)
+	domains := r.scoreDomains(tenantID, text, analysis.Terms(query), intent)
 
 	var cats []string
 	if len(domains) > 0 && domains[0].Score >= r.cfg.Threshold {
@@ -216,12 +223,15 @@ func (r *Router) update(tenantID, category, text string, sign int) {
 // scoreDomains returns the domain distribution of a query given as its
 // normalised text and its terms, best first; ties keep the configured
 // order.
-func (r *Router) scoreDomains(tenantID, text string, terms []string) []engram.DomainScore {
+func (r *Router) scoreDomains(tenantID, text string, terms []string, intent engram.Intent) []engram.DomainScore {
 	if len(r.domains) == 0 {
 		return nil
 	}
 	evidence := lexiconEvidence(terms)
 	cueEvidence(text, evidence)
+	if intent == engram.IntentReflect {
+		evidence[engram.CategoryStrategy] += reflectStrategyPrior
+	}
 	logits := make([]float64, len(r.domains))
 	for i, d := range r.domains {
 		logits[i] = math.Log(lexiconAlpha + evidence[d])
