@@ -13,7 +13,7 @@ import (
 type compiledCue struct {
 	pattern string
 	weight  float64
-	anchor  byte // '^': the pattern starts the text, '$': it ends it, 0: anywhere
+	atEnd   bool // the pattern must end the text
 }
 
 type table[T any] []struct {
@@ -60,32 +60,24 @@ func compileTable[T any](rules []rule[T]) table[T] {
 // compileCues turns cues into substring patterns of a normalised text: an
 // English cue is padded with the spaces that make it match whole words
 // (only a leading one for a "*" prefix cue), a Chinese cue stays bare. A
-// cue starting with "^" must start the text ("^when" asks when, "when I'm
-// tired" does not); one ending in "$" must end it (去哪玩好 asks for a
-// choice, 好多了 does not).
+// cue ending in "$" must end the text (去哪玩好 asks for a choice, 好多了
+// does not).
 func compileCues(cs []cue) []compiledCue {
 	out := make([]compiledCue, len(cs))
 	for i, c := range cs {
 		p := c.text
-		var anchor byte
+		atEnd := strings.HasSuffix(p, "$")
+		p = strings.TrimSuffix(p, "$")
 		switch {
-		case strings.HasPrefix(p, "^"):
-			anchor, p = '^', p[1:]
-		case strings.HasSuffix(p, "$"):
-			anchor, p = '$', strings.TrimSuffix(p, "$")
-		}
-		switch {
-		case strings.IndexFunc(p, isHan) >= 0 && anchor == '$':
-			p += " "
-		case strings.IndexFunc(p, isHan) >= 0 && anchor == '^':
-			p = " " + p
+		case strings.IndexFunc(p, isHan) >= 0 && atEnd:
+			p += " " // normalize ends every text with a space
 		case strings.IndexFunc(p, isHan) >= 0:
 		case strings.HasSuffix(p, "*"):
 			p = " " + strings.TrimSuffix(p, "*")
 		default:
 			p = " " + p + " "
 		}
-		out[i] = compiledCue{pattern: p, weight: c.weight, anchor: anchor}
+		out[i] = compiledCue{pattern: p, weight: c.weight, atEnd: atEnd}
 	}
 	return out
 }
@@ -134,16 +126,7 @@ var pastWords = map[string]bool{"did": true, "was": true, "were": true, "had": t
 func score(text string, cs []compiledCue) float64 {
 	var s float64
 	for _, c := range cs {
-		var ok bool
-		switch c.anchor {
-		case '^':
-			ok = strings.HasPrefix(text, c.pattern)
-		case '$':
-			ok = strings.HasSuffix(text, c.pattern)
-		default:
-			ok = strings.Contains(text, c.pattern)
-		}
-		if ok {
+		if c.atEnd && strings.HasSuffix(text, c.pattern) || !c.atEnd && strings.Contains(text, c.pattern) {
 			s += c.weight
 		}
 	}

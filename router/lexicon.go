@@ -102,7 +102,7 @@ var modeRules = []rule[engram.Mode]{
 	{engram.ModeTemporal, join(
 		cues(3, `when_is when_was when_did when_do when_does when_will when_are when_were when_have when_has
 			when_am since_when how_long what_time what_date how_often how_many_times what_year which_year
-			what_month which_month which_day ^when
+			what_month which_month which_day whens
 			什么时候 多久 几点 几号 哪天 哪一天 何时 多长时间 哪年 几月 哪一年 哪个月 啥时候 什么时间 多少年`),
 		cues(1, `yesterday last_night last_week last_month last_year last_weekend last_summer last_winter
 			last_spring last_fall ago earlier during back_in

@@ -128,7 +128,8 @@ func New(cfg Config) *Router {
 // then preference for decide queries and for queries naming a constraint,
 // strategy for decide queries, and kb for factual or exploratory asks; when
 // no domain reaches Threshold, every configured category. The layers are L2,
-// and L3 for reflect. Route accepts any input (an empty or unreadable query
+// and L3 for reflect. Identity follows the identity rule (identity.go).
+// Route accepts any input (an empty or unreadable query
 // routes to every category) and reads at most MaxQueryRunes of it.
 func (r *Router) Route(tenantID, query string) engram.Route {
 	query = truncate(query, MaxQueryRunes)
@@ -171,7 +172,8 @@ func (r *Router) Route(tenantID, query string) engram.Route {
 	if intent == engram.IntentReflect {
 		layers = append(layers, engram.LayerL3)
 	}
-	return engram.Route{Intent: intent, Mode: mode, Domains: domains, Categories: cats, Layers: layers}
+	return engram.Route{Intent: intent, Mode: mode, Domains: domains, Categories: cats, Layers: layers,
+		Identity: needsIdentity(text, intent, domains, r.cfg.Threshold)}
 }
 
 // Observe learns text as a memory of category for tenantID. Texts in kb or
