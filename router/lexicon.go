@@ -12,6 +12,13 @@ import (
 // its last word a prefix ("recommend*" also matches "recommendation"), and a
 // Chinese cue matches anywhere. Weights say how strongly a cue speaks: a
 // question word ("why", 为什么) outweighs a modifier ("last week", 去年).
+//
+// The lists name classes of words — forms of a question, morphology, the
+// vocabulary of a domain — rather than the words of any one query. They
+// were widened looking at the misses of labelled.jsonl and tuned.jsonl and
+// at the counts of misses of each kind on heldout.jsonl (no query of it
+// read); their weights are tuned on those three sets, and the first
+// score on unseen queries is that of a held-out set written after them.
 
 // cue is one weighted phrase of a rule table.
 type cue struct {
@@ -217,9 +224,9 @@ var domainLexicon = map[string][]cue{
 		terrified panic nervous worried calm relieved excited proud grateful jealous guilty ashamed
 		shame regret embarrassed insecure confidence self_esteem disappointed hopeless hurt resent
 		grief heartbroken heartbreak breakup trauma therapist therapy mental cope vent cheer
-		struggle tough hard_time rough stuck  drained imposter impostor self_worth validation temper
-		snapped lash comfort reassure  missing loss passed_away died death crush dating relationship
-		argument fight conflict sob
+		  hard_time    drained imposter impostor self_worth validation temper
+		snapped lash  reassure  missing  passed_away died death crush dating
+		argument   sob
 		心情 情绪 情感 感受 心态 心理 开心 高兴 快乐 幸福 感动 感激 兴奋 激动 平静 难过 伤心 悲伤 痛苦
 		难受 心碎 失恋 分手 吵架 焦虑 压力 压抑 抑郁 沮丧 低落 失落 失望 绝望 迷茫 空虚 疲惫 心累 内耗
 		挫败 崩溃 委屈 生气 愤怒 烦躁 郁闷 心烦 心慌 不开心 不爽 烦恼 孤独 寂寞 想家 思念 想念 害怕
@@ -232,10 +239,10 @@ var domainLexicon = map[string][]cue{
 		organise delegate automate discipline willpower motivation consistent procrastination
 		time_management time_blocking pomodoro note_taking advice guide goal study exam flashcard
 		spaced_repetition negotiate budgeting saving invest
-		system rule principle playbook planner calendar journal  notes inbox declutter distraction
-		screen_time spend  expense  debt frugal language fluent vocabulary
-		drill memorize memorise training marathon meal_prep morning_routine meditate  mindfulness
-		tried experiment
+		system rule principle playbook planner calendar    inbox declutter distraction
+		screen_time   expense  debt frugal language fluent vocabulary
+		drill memorize memorise  marathon meal_prep morning_routine meditate  mindfulness
+
 		方法 办法 策略 技巧 窍门 诀窍 秘诀 捷径 攻略 经验 怎么做 如何 流程 步骤 思路 模板 清单 效率
 		高效 提高 提升 优化 改进 有效 奏效 见效 成功 坚持 自律 养成 拖延 专注 优先级 目标 计划 规划 准备
 		时间管理 番茄钟 学习 练习 刷题 复习 考试 理财 预算 存钱 攒钱 记账 投资 减肥 谈判`),
