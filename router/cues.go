@@ -123,10 +123,17 @@ func pastTense(text string) bool {
 var pastWords = map[string]bool{"did": true, "was": true, "were": true, "had": true, "went": true, "got": true,
 	"made": true, "took": true, "said": true, "chose": true, "ive": true, "used": true}
 
+func (c compiledCue) matches(text string) bool {
+	if c.atEnd {
+		return strings.HasSuffix(text, c.pattern)
+	}
+	return strings.Contains(text, c.pattern)
+}
+
 func score(text string, cs []compiledCue) float64 {
 	var s float64
 	for _, c := range cs {
-		if c.atEnd && strings.HasSuffix(text, c.pattern) || !c.atEnd && strings.Contains(text, c.pattern) {
+		if c.matches(text) {
 			s += c.weight
 		}
 	}
@@ -137,6 +144,7 @@ func score(text string, cs []compiledCue) float64 {
 type lexEntry struct {
 	domain string
 	id     int
+	text   string // as written, for domainEvidence
 	terms  []string
 	weight float64
 }
@@ -151,27 +159,26 @@ func compileLexicon(lex map[string][]cue) map[string][]lexEntry {
 			if len(terms) == 0 {
 				continue
 			}
-			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, terms: terms, weight: c.weight})
+			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, text: c.text, terms: terms, weight: c.weight})
 			id++
 		}
 	}
 	return index
 }
 
-// lexiconEvidence sums, per domain, the weights of the lexicon entries
-// found in terms; an entry counts once however often it occurs.
-func lexiconEvidence(terms []string) map[string]float64 {
-	evidence := map[string]float64{}
+// lexiconMatches returns the lexicon entries found in terms, each once.
+func lexiconMatches(terms []string) []lexEntry {
+	var out []lexEntry
 	seen := map[int]bool{}
 	for i, t := range terms {
 		for _, e := range lexiconIndex[t] {
 			if !seen[e.id] && i+len(e.terms) <= len(terms) && slices.Equal(terms[i:i+len(e.terms)], e.terms) {
 				seen[e.id] = true
-				evidence[e.domain] += e.weight
+				out = append(out, e)
 			}
 		}
 	}
-	return evidence
+	return out
 }
 
 // normalize prepares a query for cue matching: lower case, full-width ASCII

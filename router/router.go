@@ -229,8 +229,7 @@ func (r *Router) scoreDomains(tenantID, text string, terms []string, intent engr
 	if len(r.domains) == 0 {
 		return nil
 	}
-	evidence := lexiconEvidence(terms)
-	cueEvidence(text, evidence)
+	evidence := domainEvidence(text, terms)
 	if intent == engram.IntentReflect {
 		evidence[engram.CategoryStrategy] += reflectStrategyPrior
 	}
