@@ -56,10 +56,14 @@ var intentRules = []rule[engram.Intent]{
 			what_worked what_didnt_work over_the_years got_me_through get_through_it bounce_back bounced_back
 			总结 反思 回顾 教训 复盘 踩过 踩坑 犯过 学到 收获 走出来 弯路 心得 感悟 体会 回头看 事后看 得失 做错
 			回想 回过头 领悟 吸取 熬过来 挺过来 撑过来 如果重来 做得不好 get_right got_right get_wrong got_wrong
-			一路走来 回首 做对了`),
-		cues(2, `showed_me shown_me recurring keep_repeating common_thread* shaped what_stands_out 这一路 变了
+			一路走来 回首 做对了 knowing_what_i_know the_hard_way wish_i_had wish_id should_have shouldve
+			learnings come_a_long_way think_back thinking_back 吃亏 吃过亏 栽跟头 栽过跟头 长教训 长记性 前车之鉴 早知道
+			如果当时 要是当时`),
+		cues(2, `could_have would_have couldve wouldve matured grew stuck_with_me 交学费 跌倒 这一年下来 总的来看
+			showed_me shown_me recurring keep_repeating common_thread* shaped what_stands_out 这一路 变了
 			意味着 遗憾 下次注意 规律 共同点 what_would_i if_i_could get_out_of evolved year_in_review 重来 pattern* realiz* realis* grown growth 当初 这些年 成长 明白了 意识到 启发 学会 过来的 不足 做得好`),
 		cues(1, `learned_from learn_from insight* retro notice* changed progress biggest over_the_past in_common
+			over_time growing wrap_up 一年来 过去一年 整体来看 满意 改进
 			stand_out proud_of every_time 变化 明白 得到 每次 哪些地方 经验 经历 改变`),
 	)},
 	{engram.IntentDecide, join(
@@ -70,13 +74,15 @@ var intentRules = []rule[engram.Intent]{
 			pros_and_cons what_can_i_do what_do_i_do would_it_be does_it_make_sense would_it_make_sense
 			good_idea or_not make_a_plan come_up_with help_me_plan next_step* torn_between trying_to_decide
 			leaning_towards leaning_toward better_off bad_idea makes_more_sense make_more_sense vs versus map_out
-			纠结 犹豫 出个主意 帮我想 帮我规划 帮我安排 帮我列 帮我做个 制定 列个计划 规划一下 合不合适 适不适合
+			what_do_you_think your_opinion where_do_i_start where_do_i_begin first_step* draw_up
+			从哪开始 从哪里开始 从何下手 先做什么 给我列 出个方案 怎么规划 送什么 纠结 犹豫 出个主意 帮我想 帮我规划 帮我安排 帮我列 帮我做个 制定 列个计划 规划一下 合不合适 适不适合
 			应该 推荐 选哪 挑一 建议 怎么办 要不要 该不该 值不值 去不去 回不回 买不买 换不换 接不接
 			用不用 哪个好 比较好 帮我定 帮我选 帮我挑 打算 我该 该怎么 定个计划 做个计划 怎样才能 怎么才能 如何才能
 			怎么选 该选 值得吗 利弊 帮我想想 好$ 好呢 才好 好不好 要准备 需要准备 准备些什么 准备什么 排一下
 			安排一下 给我挑 选什么`),
-		cues(1.5, `what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
-		cues(1, `would could might suit* fit_me afford any_ideas how_about right_time good_time planning what_helps lay_out line_up put_together set_up what_to where_to which_to
+		cues(1.5, `do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline
+			packing_list 怎么开始 第一步 买什么 穿什么 what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
+		cues(1, `i_plan_to would could might suit* fit_me afford any_ideas how_about right_time good_time planning what_helps lay_out line_up put_together set_up what_to where_to which_to
 			which_one picking choos* select* 可不可以 a_good good_choice good_fit ok_to okay_to fine_to ready_to
 			time_to too_late go_ahead can_you help_me plan draft 计划 还是 选择 可以吗 好吗 行不行 划算 有必要 最好 能不能 适合 合适 值得`),
 	)},
@@ -84,6 +90,7 @@ var intentRules = []rule[engram.Intent]{
 		cues(2, `why how_come 为什么 为啥 为何`),
 		cues(2.5, `did_i did_we did_the did_my did_he did_she did_they`),
 		cues(1.5, `what_was what_were do_i am_i have_i`),
+		cues(1, `usually 平时 一般 通常`),
 	)},
 }
 
