@@ -9,15 +9,15 @@ import (
 // domainCueRules add domain evidence that the term lexicon cannot see,
 // matched like the intent cues against the normalised query:
 //
-//   - English phrases made of stop words, which analysis drops: the how-to
-//     forms of a strategy question ("how do I", "what works"), the phrasing
-//     of a taste ("do I like", "my go-to"), and the idioms of a feeling
-//     ("weighing on me", "on edge"); a trailing "*" matches a word's
-//     inflections ("overthink*" finds "overthinking").
-//   - Chinese morphemes of one character (猫, 烦, 慌), which analysis
-//     splits into bigrams with whatever character stands next to them, so
-//     that no lexicon entry can match them; only characters that rarely
-//     mean anything else inside a longer word are listed.
+// - English phrases made of stop words, which analysis drops: the how-to
+// forms of a strategy question ("how do I", "what works"), the phrasing
+// of a taste ("do I like", "my go-to"), and the idioms of a feeling
+// ("weighing on me", "on edge"); a trailing "*" matches a word's
+// inflections ("overthink*" finds "overthinking").
+// - Chinese morphemes of one character (猫, 烦, 慌), which analysis
+// splits into bigrams with whatever character stands next to them, so
+// that no lexicon entry can match them; only characters that rarely
+// mean anything else inside a longer word are listed.
 //
 // A cue weighs less than a topic keyword: a query that names its topic
 // ("how do I get to the dentist") keeps it, and a cue decides only where
@@ -29,7 +29,7 @@ var domainCueRules = []rule[string]{
 			get_more_done get_things_done what_works what_worked works_for_me worked_for_me productiv* procrastinat*
 			organiz* organis* routine* habit* method* techniqu* approach* strateg* efficien* motivat* discipline*
 			consisten* streak* schedul* stop_* quit_*
-			怎么才能 怎样才能 如何才能 怎么把 有什么办法 做法 管用 有用 套路 省时间 小技巧 日程 安排 早起 单词 读书
+			怎么才能 怎样才能 如何才能 怎么把 有什么办法 做法 有用 小技巧 日程 单词 读书
 			坚持 戒掉 改掉 减脂 怎么做到 做到 保持 提醒自己 笔记 日记 打卡 节奏 精力 碎片时间 省钱 开销 花钱 英语 口语 练`),
 		cues(cueWeight, `managing manage handle handling deal_with dealing_with juggl* balanc* prevent* avoid*
 			reduce* cut_down get_rid stay_focused on_time save_time time_for the_way_i my_way_of workaround*
@@ -46,10 +46,10 @@ var domainCueRules = []rule[string]{
 			tired_of sick_of gets_to_me got_to_me low_point rough_patch down_lately feeling_down eating_at
 			short_with snapped spirits morale nerves tension so_low feeling_low been_low down_about bad_day
 			rough_day bad_mood good_mood worked_up set_me_off sets_me_off getting_me_down gets_me_down funk
-			rattled shaken tear_up teared_up teary tearful choked_up lifts_me drains_me irritab* gloomy moody cranky
+			rattled shaken tear_up teared_up teary tearful choked_up lifts_me drains_me gloomy moody cranky
 			grumpy touchy vulnerable thrilled elated at_peace appreciated valued ignored left_out rejected betrayed
 			let_down disappoint* hopeful optimis* pessimis*
-			心里 心情 感受 什么感觉 烦 丧 慌 哭 愁 闷 怕 委屈 低谷 撑过 熬过 挺过 胡思乱想 想太多 排解 放松 崩溃
+			 心情 感受 什么感觉 烦 丧 慌 哭 愁 闷 怕 委屈 低谷 撑过 熬过 挺过 胡思乱想 想太多 排解 放松 崩溃
 			情绪 难受 开心 快乐 累了 很累 好累 太累 心累 受打击 不安 发火 脾气 冷战 孤单 没劲 提不起 踏实 安心
 			满足 成就感 感恩 骄傲 自豪 丢脸 没面子 心动 怒 恼 忧 惧 愧 悔 羞 郁 敏感 玻璃心 脆弱 释怀 放下 看开 想开
 			执念 在乎 介意 被忽视 冷落 排挤 烦心 闹心 心里话 发泄 宣泄 心结 阴影 创伤 治愈 疗愈 暖心 扎心 破防 社恐
@@ -60,23 +60,23 @@ var domainCueRules = []rule[string]{
 	{engram.CategoryPreference, join(
 		cues(aspectWeight, `do_i_like do_i_prefer i_like i_prefer i_love i_hate do_i_enjoy i_enjoy my_favorite
 			my_favourite my_go_to cant_stand can_not_stand into_lately taste* flavo* prefer* favo*
-			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 锅底 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
-		cues(cueWeight, `do_i_order go_for i_order kind_of_* sort_of_*
-			耳机 手机 电脑 相机 一款 款式 点什么 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
+			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
+		cues(cueWeight, `do_i_order i_order kind_of_* sort_of_*
+			耳机 手机 电脑 相机 款式 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
 			listen* ideal dream_* must_have dealbreaker* pet_peeve*`),
 	)},
 	{engram.CategoryLife, join(
-		cues(cueWeight, `where_did_we where_do_we where_did_i_put in_laws dinner lunch brunch gift* picnic zoo
+		cues(cueWeight, `where_do_we where_did_i_put in_laws dinner lunch brunch gift* picnic zoo
 			museum park church temple symptom* ache headache migraine cough injur* sprain diagnos* specialist
 			dermatologist optometrist nap diaper stroller 学费 补习 辅导班 作业 车位 保姆 月嫂 医保 咳 鼻炎`),
 		cues(cueWeight, `猫 狗 娃 孩 妈 爸 婚 孕 邻 租 搬 病 药 医 牙 宠 奶奶 爷爷 姥姥 外婆 舅 姑 姨
 			生活 日常 社区 理发 冰箱 洗衣机 空调 热水器 马桶 漏水 停电 水管 门锁 钥匙 违章 罚单 年检 驾校 学车 药店
 			公积金 户口 身份证 证件 婆家 娘家 公婆 表哥 表姐 表弟 表妹 侄子 外甥 孙子 闺蜜 发小 同学 室友 相亲 约会
-			车 玩 海边 山里 暑假 寒假 住院 看望 探望 机油 班主任 家长会 买菜 做饭 吃饭`),
+			车 玩 暑假 寒假 住院 看望 探望 家长会 买菜 做饭 吃饭`),
 	)},
 	{engram.CategoryWork, join(
-		cues(cueWeight, `客户 领导 甲方 乙方 用户 上线 需求 版本 外派 续约 规划会 发布说明 方案 跟进 推进 审批 系统
-			接口 数据 运营 市场 销售 合作 会上 述职 答辩 转岗 调岗 组里 老大 ppt`),
+		cues(cueWeight, `客户 领导 甲方 乙方 用户 上线 需求 版本 方案 跟进 推进 审批 系统
+			接口 数据 运营 市场 销售 合作 会上 述职 转岗 调岗 组里 老大 ppt`),
 	)},
 }
 

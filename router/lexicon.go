@@ -82,7 +82,7 @@ var intentRules = []rule[engram.Intent]{
 			安排一下 给我挑 选什么`),
 		cues(1.5, `do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline
 			packing_list 怎么开始 第一步 买什么 穿什么 what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
-		cues(1, `i_plan_to would could might suit* fit_me afford any_ideas how_about right_time good_time planning what_helps lay_out line_up put_together set_up what_to where_to which_to
+		cues(1, `i_plan_to would could might suit* fit_me afford any_ideas how_about right_time good_time planning lay_out line_up put_together set_up what_to where_to which_to
 			which_one picking choos* select* 可不可以 a_good good_choice good_fit ok_to okay_to fine_to ready_to
 			time_to too_late go_ahead can_you help_me plan draft 计划 还是 选择 可以吗 好吗 行不行 划算 有必要 最好 能不能 适合 合适 值得`),
 	)},
@@ -171,9 +171,9 @@ var domainLexicon = map[string][]cue{
 		internship bonus conference workshop kickoff demo pitch investor revenue sales marketing department
 		users quote pricing enterprise legal compliance audit security policy rollout rollback cluster
 		infra infrastructure kubernetes latency sla churn finance region hosting cloud aws platform
-		rewrite backend frontend analytics  q1 q2 q3 q4 offsite all_hands town_hall hackathon mentor
+		rewrite backend frontend analytics q1 q2 q3 q4 offsite all_hands town_hall hackathon mentor
 		mentee deck slides spreadsheet memo docs wiki github partnership procurement escalation
-		designer  leadership org
+		designer leadership org
 		会议 开会 项目 老板 领导 同事 加班 工作 上班 公司 客户 需求 排期 上线 发布 部署 代码 评审
 		周会 周报 日报 月报 汇报 合同 产品 团队 裁员 跳槽 面试 升职 加薪 工资 薪水 薪酬 绩效 季度 经理
 		出差 对接 任务 进度 延期 上级 下属 招聘 入职 离职 辞职 转正 试用期 考核 业务 开发 测试 版本 故障
@@ -192,12 +192,12 @@ var domainLexicon = map[string][]cue{
 		itinerary vacation hotel airbnb passport visa beach camping hiking school teacher homework daycare
 		kindergarten babysitter groceries supermarket shopping errand laundry chores cooking recipe
 		haircut pet dog cat puppy kitten vet car mechanic parking commute insurance bank
-		appointment reservation booking flat subscription  physio knee tooth eye glasses
-		mum  fiance fiancee grandparents sibling twins nanny tutor college university semester soccer
+		appointment reservation booking flat subscription physio knee tooth eye glasses
+		mum fiance fiancee grandparents sibling twins nanny tutor college university semester soccer
 		recital cruise resort ski island tour cabin road_trip lawn roof leak heater boiler fridge washer
 		dishwasher oven couch sofa mattress garage basement fence hoa locksmith package delivery movers
-		storage tax  refund loan credit_card license dmv walk leash litter tire tyre oil_change brake
-		plumber electrician sink toilet rash pediatrician grandmother grandfather
+		storage tax refund loan credit_card license dmv walk leash litter tire tyre oil_change brake
+		plumber electrician sink toilet rash grandmother grandfather
 		家人 家里 家庭 爸爸 妈妈 爸妈 父母 父亲 母亲 我妈 我爸 老婆 老公 丈夫 妻子 孩子 小孩 儿子 女儿
 		哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 老人 家长 全家 亲戚 舅舅 姑姑 阿姨 叔叔 婆婆 岳父 对象
 		男朋友 女朋友 婚礼 结婚 怀孕 宝宝 幼儿园 学校 老师 开学 上学 放学 接送 朋友 邻居 小区 聚会 生日
@@ -227,13 +227,13 @@ var domainLexicon = map[string][]cue{
 	engram.CategoryEmotion: cues(aspectWeight, `
 		feel felt mood emotion heart sad happy unhappy joy upset depressed anxious anxiety stress
 		angry anger mad furious frustrated annoyed irritable lonely loneliness homesick nostalgic
-		burnout overwhelmed exhausted  numb bored miserable cry tears scared afraid fear
+		burnout overwhelmed exhausted numb bored miserable cry tears scared afraid fear
 		terrified panic nervous worried calm relieved excited proud grateful jealous guilty ashamed
 		shame regret embarrassed insecure confidence self_esteem disappointed hopeless hurt resent
 		grief heartbroken heartbreak breakup trauma therapist therapy mental cope vent cheer
-		  hard_time    drained imposter impostor self_worth validation temper
-		snapped lash  reassure  missing  passed_away died death crush dating
-		argument   sob
+		hard_time drained imposter impostor self_worth validation temper
+		snapped lash reassure missing passed_away died death crush dating
+		argument sob
 		心情 情绪 情感 感受 心态 心理 开心 高兴 快乐 幸福 感动 感激 兴奋 激动 平静 难过 伤心 悲伤 痛苦
 		难受 心碎 失恋 分手 吵架 焦虑 压力 压抑 抑郁 沮丧 低落 失落 失望 绝望 迷茫 空虚 疲惫 心累 内耗
 		挫败 崩溃 委屈 生气 愤怒 烦躁 郁闷 心烦 心慌 不开心 不爽 烦恼 孤独 寂寞 想家 思念 想念 害怕
@@ -246,9 +246,9 @@ var domainLexicon = map[string][]cue{
 		organise delegate automate discipline willpower motivation consistent procrastination
 		time_management time_blocking pomodoro note_taking advice guide goal study exam flashcard
 		spaced_repetition negotiate budgeting saving invest
-		system rule principle playbook planner calendar    inbox declutter distraction
-		screen_time   expense  debt frugal language fluent vocabulary
-		drill memorize memorise  marathon meal_prep morning_routine meditate  mindfulness
+		system rule principle playbook planner calendar inbox declutter distraction
+		screen_time expense debt frugal language fluent vocabulary
+		drill memorize memorise meal_prep morning_routine meditate mindfulness
 
 		方法 办法 策略 技巧 窍门 诀窍 秘诀 捷径 攻略 经验 怎么做 如何 流程 步骤 思路 模板 清单 效率
 		高效 提高 提升 优化 改进 有效 奏效 见效 成功 坚持 自律 养成 拖延 专注 优先级 目标 计划 规划 准备
