@@ -35,7 +35,7 @@ var domainCueRules = []rule[string]{
 			reduce* cut_down get_rid stay_focused on_time save_time time_for the_way_i my_way_of workaround*
 			rule_for rules_for my_rules what_i_do_to stay_on_track on_track keep_going get_started helps_me helped_me
 			to_stay keep_my what_do_i_do_when ritual* setup tool* cheat_sheet game_plan recipe_for formula secret_to
-			key_to trick_to 搞定 应对 处理 管理 分配 平衡 作息 早睡 待办 备忘 做事`),
+			key_to trick_to batch* 好用 记忆 法 搞定 应对 处理 管理 分配 平衡 作息 早睡 待办 备忘 做事`),
 	)},
 	{engram.CategoryEmotion, join(
 		cues(aspectWeight, `feel* emotion* mood* overthink* ruminat* worr* stress* anxi* panic* nervous* on_edge
@@ -54,8 +54,9 @@ var domainCueRules = []rule[string]{
 			满足 成就感 感恩 骄傲 自豪 丢脸 没面子 心动 怒 恼 忧 惧 愧 悔 羞 郁 敏感 玻璃心 脆弱 释怀 放下 看开 想开
 			执念 在乎 介意 被忽视 冷落 排挤 烦心 闹心 心里话 发泄 宣泄 心结 阴影 创伤 治愈 疗愈 暖心 扎心 破防 社恐
 			doubt* second_guess* under_pressure burned_out burnt_out burn_out shaky obsess* envious envy sorrow misery
-			gratitude thankful fulfilled fulfillment fulfilment upbeat cheerful`),
-		cues(cueWeight, `感觉 批评 被骂`),
+			gratitude thankful fulfilled fulfillment fulfilment upbeat cheerful uneasy unease 气了 气得 气死 气坏 怄气 躁
+			振作`),
+		cues(cueWeight, `感觉 批评 被骂 吵`),
 	)},
 	{engram.CategoryPreference, join(
 		cues(aspectWeight, `do_i_like do_i_prefer i_like i_prefer i_love i_hate do_i_enjoy i_enjoy my_favorite
@@ -63,7 +64,7 @@ var domainCueRules = []rule[string]{
 			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
 		cues(cueWeight, `do_i_order i_order kind_of_* sort_of_*
 			耳机 手机 电脑 相机 款式 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
-			listen* ideal dream_* must_have dealbreaker* pet_peeve*`),
+			person i_eat i_drink i_wear i_dress 馆子 饭馆 饭店 小吃 美食 舒服 listen* ideal dream_* must_have dealbreaker* pet_peeve*`),
 	)},
 	{engram.CategoryLife, join(
 		cues(cueWeight, `where_do_we where_did_i_put in_laws dinner lunch brunch gift* picnic zoo

@@ -79,17 +79,19 @@ var intentRules = []rule[engram.Intent]{
 			应该 推荐 选哪 挑一 建议 怎么办 要不要 该不该 值不值 去不去 回不回 买不买 换不换 接不接
 			用不用 哪个好 比较好 帮我定 帮我选 帮我挑 打算 我该 该怎么 定个计划 做个计划 怎样才能 怎么才能 如何才能
 			怎么选 该选 值得吗 利弊 帮我想想 好$ 好呢 才好 好不好 要准备 需要准备 准备些什么 准备什么 排一下
-			安排一下 给我挑 选什么`),
+			安排一下 给我挑 选什么 怎么定`),
+		// A noun or adjective ending in 好 (偏好, 爱好) does not ask for a choice: it takes back 好$.
+		cues(-2, `偏好$ 爱好$ 喜好$ 良好$ 美好$ 友好$`),
 		cues(1.5, `do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline
 			packing_list 怎么开始 第一步 买什么 穿什么 what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
 		cues(1, `i_plan_to would could might suit* fit_me afford any_ideas how_about right_time good_time planning lay_out line_up put_together set_up what_to where_to which_to
 			which_one picking choos* select* 可不可以 a_good good_choice good_fit ok_to okay_to fine_to ready_to
-			time_to too_late go_ahead can_you help_me plan draft 计划 还是 选择 可以吗 好吗 行不行 划算 有必要 最好 能不能 适合 合适 值得`),
+			time_to too_late go_ahead can_you help_me plan draft 计划 还是 选择 可以吗 好吗 行不行 划算 有必要 最好 能不能 适合 合适 值得 合理`),
 	)},
 	{engram.IntentAsk, join(
 		cues(2, `why how_come 为什么 为啥 为何`),
 		cues(2.5, `did_i did_we did_the did_my did_he did_she did_they`),
-		cues(1.5, `what_was what_were do_i am_i have_i`),
+		cues(1.5, `what_was what_were do_i am_i have_i 我喜欢 我更喜欢 do_i_like do_i_prefer`),
 		cues(1, `usually 平时 一般 通常`),
 	)},
 }
