@@ -64,7 +64,7 @@ var domainCueRules = []rule[string]{
 			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
 		cues(cueWeight, `do_i_order i_order kind_of_* sort_of_*
 			耳机 手机 电脑 相机 款式 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
-			person i_eat i_drink i_wear i_dress 馆子 饭馆 饭店 小吃 美食 舒服 listen* ideal dream_* must_have dealbreaker* pet_peeve*`),
+			馆子 饭馆 饭店 小吃 美食 舒服 listen* ideal dream_* must_have dealbreaker* pet_peeve*`),
 	)},
 	{engram.CategoryLife, join(
 		cues(cueWeight, `where_do_we where_did_i_put in_laws dinner lunch brunch gift* picnic zoo

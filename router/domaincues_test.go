@@ -63,7 +63,6 @@ func TestDomainCues(t *testing.T) {
 		"do I like it rare or medium":    engram.CategoryPreference,
 		"how do I get to the dentist":    engram.CategoryLife,     // the topic outweighs the how-to form
 		"我常用的是哪种学习法":                     engram.CategoryStrategy, // 法 as a suffix: a method
-		"am I a morning person":          engram.CategoryPreference,
 		"what mistakes do I keep making": engram.CategoryStrategy,
 	} {
 		if got := r.Route("t1", query).Domains[0].Name; got != want {
