@@ -56,9 +56,12 @@ type Route struct {
 	Domains    []DomainScore `json:"domains"`    // best first
 	Categories []string      `json:"categories"` // L2 categories to search
 	Layers     []string      `json:"layers"`
-	// Identity says the answer depends on who the user is (the query is
-	// about the user, or asks for a choice made for them): the recall
-	// injects the pinned identity block (P0 memories) as context.
+	// Identity says the answer depends on who the user is — the query
+	// speaks of the user in the first person singular (I, my, 我, not we or
+	// 我们), asks for a choice made for them (decide), or is about their
+	// preferences — and is false for questions about others, the team or
+	// facts ("when does the team ship?"): the recall injects the pinned
+	// identity block (P0 memories) as context only when it is true.
 	Identity bool `json:"identity"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/analysis"
 )
 
@@ -12,6 +13,7 @@ import (
 type compiledCue struct {
 	pattern string
 	weight  float64
+	atEnd   bool // the pattern must end the text
 }
 
 type table[T any] []struct {
@@ -23,6 +25,7 @@ var (
 	intentTable     = compileTable(intentRules)
 	modeTable       = compileTable(modeRules)
 	constraintTable = compileCues(constraintCues)
+	choiceTable     = compileCues(choiceCues)
 	lexiconIndex    = compileLexicon(domainLexicon)
 	neutralTerms    = compileNeutral()
 )
@@ -56,39 +59,81 @@ func compileTable[T any](rules []rule[T]) table[T] {
 
 // compileCues turns cues into substring patterns of a normalised text: an
 // English cue is padded with the spaces that make it match whole words
-// (only a leading one for a "*" prefix cue), a Chinese cue stays bare.
+// (only a leading one for a "*" prefix cue), a Chinese cue stays bare. A
+// cue ending in "$" must end the text (去哪玩好 asks for a choice, 好多了
+// does not).
 func compileCues(cs []cue) []compiledCue {
 	out := make([]compiledCue, len(cs))
 	for i, c := range cs {
 		p := c.text
+		atEnd := strings.HasSuffix(p, "$")
+		p = strings.TrimSuffix(p, "$")
 		switch {
+		case strings.IndexFunc(p, isHan) >= 0 && atEnd:
+			p += " " // normalize ends every text with a space
 		case strings.IndexFunc(p, isHan) >= 0:
 		case strings.HasSuffix(p, "*"):
 			p = " " + strings.TrimSuffix(p, "*")
 		default:
 			p = " " + p + " "
 		}
-		out[i] = compiledCue{pattern: p, weight: c.weight}
+		out[i] = compiledCue{pattern: p, weight: c.weight, atEnd: atEnd}
 	}
 	return out
 }
 
-// classify returns the label with the highest cue score, the earlier one on
-// a tie, or fallback when no cue matches.
-func classify[T any](text string, t table[T], fallback T) T {
+// classify returns the label with the highest cue score plus its extra
+// score, the earlier one on a tie, or fallback when no label scores above
+// zero.
+func classify[T comparable](text string, t table[T], fallback T, extra map[T]float64) T {
 	best, label := 0.0, fallback
 	for _, rule := range t {
-		if s := score(text, rule.cues); s > best {
+		if s := score(text, rule.cues) + extra[rule.label]; s > best {
 			best, label = s, rule.label
 		}
 	}
 	return label
 }
 
+// classifyIntent classifies a normalised query's intent. The choice cues
+// count for decide only in a query that does not speak of the past: "pasta
+// or ramen tonight?" asks for a choice, "which fix worked better, X or Y"
+// asks what happened.
+func classifyIntent(text string) engram.Intent {
+	var extra map[engram.Intent]float64
+	if !pastTense(text) {
+		extra = map[engram.Intent]float64{engram.IntentDecide: score(text, choiceTable)}
+	}
+	return classify(text, intentTable, engram.IntentAsk, extra)
+}
+
+// pastTense reports whether a normalised English query speaks of the
+// past: an auxiliary or irregular verb in the past ("did", "was", "went")
+// or a regular past form (a word of five letters or more ending in "ed",
+// not "eed": "worked", not "need").
+func pastTense(text string) bool {
+	for _, w := range strings.Fields(text) {
+		if pastWords[w] || len(w) >= 5 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") {
+			return true
+		}
+	}
+	return false
+}
+
+var pastWords = map[string]bool{"did": true, "was": true, "were": true, "had": true, "went": true, "got": true,
+	"made": true, "took": true, "said": true, "chose": true, "ive": true, "used": true}
+
+func (c compiledCue) matches(text string) bool {
+	if c.atEnd {
+		return strings.HasSuffix(text, c.pattern)
+	}
+	return strings.Contains(text, c.pattern)
+}
+
 func score(text string, cs []compiledCue) float64 {
 	var s float64
 	for _, c := range cs {
-		if strings.Contains(text, c.pattern) {
+		if c.matches(text) {
 			s += c.weight
 		}
 	}
@@ -99,6 +144,7 @@ func score(text string, cs []compiledCue) float64 {
 type lexEntry struct {
 	domain string
 	id     int
+	text   string // as written, for domainEvidence
 	terms  []string
 	weight float64
 }
@@ -113,27 +159,26 @@ func compileLexicon(lex map[string][]cue) map[string][]lexEntry {
 			if len(terms) == 0 {
 				continue
 			}
-			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, terms: terms, weight: c.weight})
+			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, text: c.text, terms: terms, weight: c.weight})
 			id++
 		}
 	}
 	return index
 }
 
-// lexiconEvidence sums, per domain, the weights of the lexicon entries
-// found in terms; an entry counts once however often it occurs.
-func lexiconEvidence(terms []string) map[string]float64 {
-	evidence := map[string]float64{}
+// lexiconMatches returns the lexicon entries found in terms, each once.
+func lexiconMatches(terms []string) []lexEntry {
+	var out []lexEntry
 	seen := map[int]bool{}
 	for i, t := range terms {
 		for _, e := range lexiconIndex[t] {
 			if !seen[e.id] && i+len(e.terms) <= len(terms) && slices.Equal(terms[i:i+len(e.terms)], e.terms) {
 				seen[e.id] = true
-				evidence[e.domain] += e.weight
+				out = append(out, e)
 			}
 		}
 	}
-	return evidence
+	return out
 }
 
 // normalize prepares a query for cue matching: lower case, full-width ASCII

@@ -49,6 +49,13 @@ const MaxQueryRunes = 2000
 // the tenant's own memories can overturn.
 const lexiconAlpha = 0.5
 
+// reflectStrategyPrior is the strategy evidence a reflect query gets
+// before its words speak: a lesson is a strategy when the query names no
+// topic ("what mistakes do I keep making"), and half a topic keyword
+// yields to any topic it does name. Tuned on labelled.jsonl and
+// tuned.jsonl.
+const reflectStrategyPrior = 0.5
+
 // Config configures a Router. Zero fields take the DefaultConfig values.
 type Config struct {
 	// Categories are the L2 categories routes may name, in display order:
@@ -121,18 +128,19 @@ func New(cfg Config) *Router {
 // then preference for decide queries and for queries naming a constraint,
 // strategy for decide queries, and kb for factual or exploratory asks; when
 // no domain reaches Threshold, every configured category. The layers are L2,
-// and L3 for reflect. Route accepts any input (an empty or unreadable query
+// and L3 for reflect. Identity follows the identity rule (identity.go).
+// Route accepts any input (an empty or unreadable query
 // routes to every category) and reads at most MaxQueryRunes of it.
 func (r *Router) Route(tenantID, query string) engram.Route {
 	query = truncate(query, MaxQueryRunes)
 	text := normalize(query)
-	intent := classify(text, intentTable, engram.IntentAsk)
+	intent := classifyIntent(text)
 	mode := engram.ModeFactual
 	if intent == engram.IntentReflect {
 		mode = engram.ModeExploratory
 	}
-	mode = classify(text, modeTable, mode)
-	domains := r.scoreDomains(tenantID, analysis.Terms(query))
+	mode = classify(text, modeTable, mode, nil)
+	domains := r.scoreDomains(tenantID, text, analysis.Terms(query), intent)
 
 	var cats []string
 	if len(domains) > 0 && domains[0].Score >= r.cfg.Threshold {
@@ -164,7 +172,8 @@ func (r *Router) Route(tenantID, query string) engram.Route {
 	if intent == engram.IntentReflect {
 		layers = append(layers, engram.LayerL3)
 	}
-	return engram.Route{Intent: intent, Mode: mode, Domains: domains, Categories: cats, Layers: layers}
+	return engram.Route{Intent: intent, Mode: mode, Domains: domains, Categories: cats, Layers: layers,
+		Identity: needsIdentity(text, intent, domains, r.cfg.Threshold)}
 }
 
 // Observe learns text as a memory of category for tenantID. Texts in kb or
@@ -213,13 +222,17 @@ func (r *Router) update(tenantID, category, text string, sign int) {
 	}
 }
 
-// scoreDomains returns the domain distribution, best first; ties keep the
-// configured order.
-func (r *Router) scoreDomains(tenantID string, terms []string) []engram.DomainScore {
+// scoreDomains returns the domain distribution of a query given as its
+// normalised text and its terms, best first; ties keep the configured
+// order.
+func (r *Router) scoreDomains(tenantID, text string, terms []string, intent engram.Intent) []engram.DomainScore {
 	if len(r.domains) == 0 {
 		return nil
 	}
-	evidence := lexiconEvidence(terms)
+	evidence := domainEvidence(text, terms)
+	if intent == engram.IntentReflect {
+		evidence[engram.CategoryStrategy] += reflectStrategyPrior
+	}
 	logits := make([]float64, len(r.domains))
 	for i, d := range r.domains {
 		logits[i] = math.Log(lexiconAlpha + evidence[d])

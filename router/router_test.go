@@ -317,7 +317,7 @@ func TestLexiconEntriesAnalyse(t *testing.T) {
 				t.Errorf("%s: %q and %q analyse alike and would count twice", domain, first, c.text)
 			}
 			seen[key] = c.text
-			if len(lexiconEvidence(analysis.Terms(c.text))) == 0 {
+			if len(lexiconMatches(analysis.Terms(c.text))) == 0 {
 				t.Errorf("%s: entry %q matches nothing after analysis", domain, c.text)
 			}
 			n++
