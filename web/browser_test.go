@@ -315,11 +315,23 @@ func TestBrowserPlayground(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('#recall-items a[href="/console/memories/`+f.Coffee.ID+`"]').length`); n != 1 {
 		t.Error("the coffee memory is not in the packed context")
 	}
+	// Every injected item shows a match above 0, and every candidate left
+	// out names why.
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("#recall-items .item-match")].filter(td => !(Number(td.textContent) > 0)).length`); n != 0 {
+		t.Errorf("%d injected items show no match", n)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("#left-out-items .cut-reason")].filter(td => td.textContent.trim() === "").length`); n != 0 {
+		t.Errorf("%d left-out candidates give no reason", n)
+	}
+	// A query nothing answers injects nothing: the playground says so.
+	playgroundQuery(t, ctx, e.srv.URL, "How many moons does Neptune have?", 2000)
+	if n := eval[int](t, ctx, `document.querySelectorAll("#empty-recall").length + 10*document.querySelectorAll("#recall-items").length`); n != 1 {
+		t.Error("a query nothing answers did not show the empty recall")
+	}
 }
 
-// playground runs a query and checks the route, the items and the total
-// against the budget.
-func playground(t *testing.T, ctx context.Context, base, query string, budget int) {
+// playgroundQuery runs a query in the playground and waits for its route.
+func playgroundQuery(t *testing.T, ctx context.Context, base, query string, budget int) {
 	t.Helper()
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/console/playground"),
@@ -331,6 +343,13 @@ func playground(t *testing.T, ctx context.Context, base, query string, budget in
 	); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// playground runs a query and checks the route, the items and the total
+// against the budget.
+func playground(t *testing.T, ctx context.Context, base, query string, budget int) {
+	t.Helper()
+	playgroundQuery(t, ctx, base, query, budget)
 	if intent := text(t, ctx, "#route-intent"); intent != "ask" && intent != "decide" && intent != "reflect" {
 		t.Errorf("route intent %q", intent)
 	}
