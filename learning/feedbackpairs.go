@@ -115,19 +115,7 @@ func plainWords(text string) string {
 // covers reports whether two term sets (see termSet) share at least
 // subjectOverlap of the smaller.
 func covers(a, b []uint64) bool {
-	shared := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			shared++
-			i++
-			j++
-		}
-	}
+	shared := sharedTerms(a, b)
 	return float64(shared) >= subjectOverlap*float64(min(len(a), len(b)))
 }
 

@@ -137,6 +137,13 @@ func overlaps(a, b []uint64) bool {
 	if float64(small) < updateOverlap*float64(large) {
 		return false // even all of the smaller shared is too little
 	}
+	shared := sharedTerms(a, b)
+	return float64(shared) >= updateOverlap*float64(len(a)+len(b)-shared)
+}
+
+// sharedTerms counts the terms two sorted term sets (see termSet) have in
+// common.
+func sharedTerms(a, b []uint64) int {
 	shared := 0
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		switch {
@@ -150,5 +157,5 @@ func overlaps(a, b []uint64) bool {
 			j++
 		}
 	}
-	return float64(shared) >= updateOverlap*float64(len(a)+len(b)-shared)
+	return shared
 }
