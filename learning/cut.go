@@ -18,29 +18,34 @@ import (
 //     with any memory and injects nothing at all.
 //   - The memory says something of the query: its own match is at least
 //     matchFloor, so a memory that ranks by one word does not ride along.
-//   - The memory is among the best: its score is at least scoreRatio of the
-//     recall's best score. This is where the packing stops as the scores
-//     fall off. It is not a count: a question one memory answers gets that
-//     memory and its near equals, one that many answer alike gets them all,
-//     up to the budget.
+//   - The memory is among the best: its score times its match is at least
+//     keyRatio of the recall's best such product. This is where the
+//     packing stops as the scores fall off. Weighing the score by the
+//     match lets a memory that covers the question but ranks lower (an
+//     older turn, a preference with little reward yet) stay, and drops one
+//     that ranks high on a single rare word. It is not a count: a question
+//     one memory answers gets that memory and its near equals, one that
+//     many answer alike gets them all, up to the budget.
 //
 // A reflection (the L3 layer) passes on its own match (at least
-// answerFloor) and does not set the best score, which is the memories'
+// answerFloor) and does not set the best product, which is the memories'
 // (its relevance is relative to the other reflections only).
 //
 // The constants were fixed on LoCoMo conversations 0–4 posted as session
 // messages at budget 2000, with the questions no conversation answers
 // (bench/data/locomo/unanswerable.jsonl), as the best context recall with
-// mean tokens_used ≤ 560 and ≤ 50 tokens for questions nothing answers,
+// mean tokens_used ≤ 560 and ≤ 45 tokens for questions nothing answers,
 // chosen by replaying every candidate of every question (the bench's
-// --trace); the run itself gives context recall 0.718 in 548 tokens, 48
-// where nothing answers. They are reported on conversations 5–9. Each step of 0.02 in scoreRatio moves about 0.015 of
-// context recall and 70 tokens; matchFloor is what keeps the unanswerable
-// questions near empty (0.15 lets them inject 67 tokens, 0.25 22).
+// --trace); the run itself gives context recall 0.730 in 548 tokens, 45
+// where nothing answers (the score alone, ratio 0.24 and floor 0.2, gives
+// 0.719 in 544, 48). They are reported on conversations 5–9. Each step of
+// 0.01 in keyRatio moves about 0.006 of context recall and 35 tokens;
+// matchFloor is what keeps the unanswerable questions near empty (0.2
+// lets them inject 62 tokens, 0.24 30 at 0.005 less context recall).
 const (
 	answerFloor = 0.3
-	matchFloor  = 0.2
-	scoreRatio  = 0.24
+	matchFloor  = 0.22
+	keyRatio    = 0.115
 )
 
 // Embedding agreement: with dense search configured, a memory the query's
@@ -52,7 +57,7 @@ const (
 // list needs the words. Not tuned (no embeddings endpoint runs in the
 // benchmarks); chosen so that agreement alone clears the floors. Fused
 // scores are reciprocal ranks, flatter than BM25's, so with dense search
-// scoreRatio passes more and the match does most of the cutting.
+// keyRatio passes more and the match does most of the cutting.
 const (
 	denseAgree = 5
 	denseLift  = 0.4
@@ -105,11 +110,11 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 	if fill {
 		return cands, nil
 	}
-	bestMatch, bestScore := 0.0, 0.0
+	bestMatch, bestKey := 0.0, 0.0
 	for _, c := range cands {
 		if !c.Breakdown.Pinned && !reflection(c) {
 			bestMatch = max(bestMatch, c.Breakdown.Match)
-			bestScore = max(bestScore, c.Breakdown.Score)
+			bestKey = max(bestKey, cutKey(c.Breakdown))
 		}
 	}
 	passed := make(map[string]bool, len(cands))
@@ -118,7 +123,7 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 		if reflection(c) {
 			passed[c.Memory.ID] = b.Match >= answerFloor
 		} else {
-			passed[c.Memory.ID] = bestMatch >= answerFloor && b.Match >= matchFloor && b.Score >= scoreRatio*bestScore
+			passed[c.Memory.ID] = bestMatch >= answerFloor && b.Match >= matchFloor && cutKey(b) >= keyRatio*bestKey
 		}
 	}
 	for _, c := range cands {
@@ -137,6 +142,12 @@ func cut(cands []Candidate, identity, fill bool) (inject, left []Candidate) {
 		}
 	}
 	return inject, left
+}
+
+// cutKey is what the cut compares with the recall's best: the score
+// weighed by how much of the query the memory covers (see keyRatio).
+func cutKey(b engram.ScoreBreakdown) float64 {
+	return b.Score * b.Match
 }
 
 // reflection reports whether c is a reflection (see reflectionCandidates).
