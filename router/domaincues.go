@@ -28,7 +28,7 @@ var domainCueRules = []rule[string]{
 			my_system the_system system_for stick_to stick_with keep_up_with stay_on_top keep_track get_better_at
 			get_more_done get_things_done what_works what_worked works_for_me worked_for_me productiv* procrastinat*
 			organiz* organis* routine* habit* method* techniqu* approach* strateg* efficien* motivat* discipline*
-			consisten* streak* schedul* stop_* quit_*
+			consisten* streak* schedul* stop_* quit_* to_do_list* todo_list*
 			怎么才能 怎样才能 如何才能 怎么把 有什么办法 做法 有用 小技巧 日程 单词 读书
 			坚持 戒掉 改掉 减脂 怎么做到 做到 保持 提醒自己 笔记 日记 打卡 节奏 精力 碎片时间 省钱 开销 花钱 英语 口语 练`),
 		cues(cueWeight, `managing manage handle handling deal_with dealing_with juggl* balanc* prevent* avoid*
@@ -55,7 +55,7 @@ var domainCueRules = []rule[string]{
 			执念 在乎 介意 被忽视 冷落 排挤 烦心 闹心 心里话 发泄 宣泄 心结 阴影 创伤 治愈 疗愈 暖心 扎心 破防 社恐
 			doubt* second_guess* under_pressure burned_out burnt_out burn_out shaky obsess* envious envy sorrow misery
 			gratitude thankful fulfilled fulfillment fulfilment upbeat cheerful uneasy unease 气了 气得 气死 气坏 怄气 躁
-			振作`),
+			振作 ups_and_downs low_patch low_spell dark_place`),
 		cues(cueWeight, `感觉 批评 被骂 吵`),
 	)},
 	{engram.CategoryPreference, join(
