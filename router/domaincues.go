@@ -60,7 +60,7 @@ var domainCueRules = []rule[string]{
 	)},
 	{engram.CategoryPreference, join(
 		cues(aspectWeight, `do_i_like do_i_prefer i_like i_prefer i_love i_hate do_i_enjoy i_enjoy my_favorite
-			my_favourite my_go_to cant_stand can_not_stand into_lately taste* flavo* prefer* favo*
+			my_favourite my_go_to do_i_avoid i_avoid not_a_fan cant_stand can_not_stand into_lately taste* flavo* prefer* favo*
 			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
 		cues(cueWeight, `do_i_order i_order kind_of_* sort_of_*
 			耳机 手机 电脑 相机 款式 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
@@ -76,6 +76,11 @@ var domainCueRules = []rule[string]{
 			车 玩 暑假 寒假 住院 看望 探望 家长会 买菜 做饭 吃饭`),
 	)},
 	{engram.CategoryWork, join(
+		// "Work" as a verb ("what worked", "works for me", "working out")
+		// stems to the work topic; the phrase takes its weight back.
+		cues(-topicWeight, `what_worked what_works has_worked hasnt_worked have_worked havent_worked didnt_work
+			doesnt_work dont_work worked_for works_for worked_out working_out work_out worked_best works_best
+			worked_better works_better actually_worked`),
 		cues(cueWeight, `客户 领导 甲方 乙方 用户 上线 需求 版本 方案 跟进 推进 审批 系统
 			接口 数据 运营 市场 销售 合作 会上 述职 转岗 调岗 组里 老大 ppt`),
 	)},
@@ -107,6 +112,9 @@ func domainEvidence(text string, terms []string) map[string]float64 {
 				evidence[r.label] += c.weight
 			}
 		}
+	}
+	for d, w := range evidence {
+		evidence[d] = max(w, 0)
 	}
 	return evidence
 }

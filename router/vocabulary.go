@@ -37,7 +37,7 @@ var topicVocabulary = map[string][]cue{
 		report_card tuition scholarship dorm mri xray x_ray blood_test cholesterol diabetes asthma
 		ultrasound chiropractor physiotherapy copay deductible utilities water_bill phone_bill refinance
 		property_tax inheritance layover jet_lag rental_car hostel motel campsite
-		sightseeing souvenir housewarming hospital_visit nursing_home caregiver retirement_home
+		sightseeing souvenir bin_day bin_collection garbage rubbish housewarming hospital_visit nursing_home caregiver retirement_home
 		丈母娘 岳母 公公 小姑子 嫂子 姐夫 妹夫 侄女 外甥女 孙女 亲家 卫生间 浴室 客厅 阳台 院子 车库 地板
 		窗帘 灯泡 暖气 地暖 翻新 二手 闲置 狗粮 猫粮 猫砂 驱虫 绝育 宠物医院 血糖 血脂 胆固醇 牙齿 拔牙
 		洗牙 近视 眼镜 中医 针灸 推拿 理疗 康复 行程 自由行 跟团 景区 门票 订票 商场 公园 动物园 游乐园
@@ -53,11 +53,12 @@ var topicVocabulary = map[string][]cue{
 		 hip_hop rap classical kpop city_pop indie edm audiobook comedy thriller horror
 		romance sci_fi documentary anime manga sitcom netflix spotify sneakers boots jeans
 		 hoodie jacket sweater handbag sunglasses minimalist light_mode ringtone
-		middle_seat tennis
+		middle_seat shampoo conditioner skincare moisturizer lotion deodorant toothpaste shoe_size
+		clothing_size morning_person night_person early_bird night_owl gory gore airline airlines tennis
 		美式 拿铁 果汁 可乐 白酒 鸡尾酒 抹茶 偏甜 偏咸 偏辣 重口味 香菜 辣椒 羊肉 牛肉 猪肉 麻辣 酸辣 甜品
 		蛋糕 冰淇淋 西餐 中餐 韩料 泰餐 烤肉 面条 饺子 纪录片 动漫 动画 漫画 韩剧 美剧 日剧 悬疑 科幻
 		恐怖片 喜剧 爱情片 摇滚 爵士 民谣 说唱 歌单 播客 有声书 书单 作家 玩法 输入法 铃声 靠窗 过道
-		床型 房型 大床 楼层 瑜伽 羽毛球 审美 格调 配色 香味 气味 护肤 化妆 口红 面料 尺码`),
+		床型 房型 大码 小码 码数 鞋码 洗发水 沐浴露 护发 牙膏 大床 楼层 瑜伽 羽毛球 审美 格调 配色 香味 气味 护肤 化妆 口红 面料 尺码`),
 	engram.CategoryEmotion: cues(aspectWeight, `
 		defensive fuming spiraling spiral touched sulk mope mourning abandoned
 		trust_issues closure forgive forgiveness resentment bitterness reassurance isolated
