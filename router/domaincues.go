@@ -86,6 +86,30 @@ var domainCueRules = []rule[string]{
 	)},
 }
 
+// aspectForms are the grammar of a question about an aspect itself: the
+// user's own habit or taste ("do I usually", "am I ok with", 我一般), a
+// feeling ("how did I take", "how was I feeling"), a method ("how do I
+// usually"). They add formWeight on top of any lexicon word or cue, so that
+// the aspect outweighs the one or two topic words that say what it is
+// about ("do I prefer emails or calls" is a preference, not work), as the
+// lexicon's aspect rule says.
+var aspectForms = []rule[string]{
+	{engram.CategoryPreference, cues(formWeight, `do_i_prefer do_i_like do_i_usually do_i_take do_i_order
+		do_i_go_for i_usually_go_for what_i_usually am_i_ok_with am_i_okay_with am_i_fine_with do_i_avoid do_i_mind
+		do_i_eat do_i_drink do_i_wear 我习惯 我不能吃 我能不能吃 我能吃 我不吃 我爱吃 我喜欢 我不喜欢 我偏爱`)},
+	{engram.CategoryEmotion, cues(formWeight, `how_did_i_take how_did_i_feel how_was_i_feeling how_do_i_feel
+		how_am_i_feeling how_have_i_been_feeling 我什么感受 我的感受
+		心情如何 心情怎么样 什么心情 啥心情`)},
+	{engram.CategoryStrategy, cues(formWeight, `how_do_i_usually how_did_i_manage how_do_i_manage
+		我是怎么 我怎么克服 怎么做到 有什么办法`)},
+}
+
+// formWeight: see aspectForms; tuned on the four tuning sets.
+const formWeight = topicWeight
+
+// aspectFormTable is aspectForms compiled.
+var aspectFormTable = compileTable(aspectForms)
+
 // cueWeight is the weight of a domain cue that hints at a domain without
 // naming a topic: as much as a topic keyword, so a tie with one goes to
 // the earlier domain in configured order.
@@ -112,6 +136,9 @@ func domainEvidence(text string, terms []string) map[string]float64 {
 				evidence[r.label] += c.weight
 			}
 		}
+	}
+	for _, r := range aspectFormTable {
+		evidence[r.label] += score(text, r.cues)
 	}
 	for d, w := range evidence {
 		evidence[d] = max(w, 0)

@@ -18,7 +18,7 @@ import (
 // were widened looking at the misses of labelled.jsonl and tuned.jsonl and
 // at the counts of misses of each kind on heldout.jsonl (no query of it
 // read); their weights are tuned on those three sets and on
-// testdata/dev.jsonl (184 queries written in two batches, about half in
+// testdata/dev.jsonl (236 queries written in three batches, about half in
 // Chinese, each before its misses were read), and the first score on unseen queries is that of a
 // held-out set written after them. The topic words themselves are widened
 // by topic, not by query, in vocabulary.go.

@@ -50,3 +50,19 @@ func TestIntentGrammar(t *testing.T) {
 		}
 	}
 }
+
+// TestAspectForms: the grammar of a question about a taste, a feeling or a
+// method outweighs the topic words of what it is about.
+func TestAspectForms(t *testing.T) {
+	r := New(DefaultConfig())
+	for query, want := range map[string]string{
+		"do I prefer emails or calls":               engram.CategoryPreference,
+		"am I ok with pets in the rental":           engram.CategoryPreference,
+		"how did I take the news about the layoffs": engram.CategoryEmotion,
+		"how do I usually beat jet lag":             engram.CategoryStrategy,
+	} {
+		if got := r.Route("t", query).Domains[0].Name; got != want {
+			t.Errorf("%q routes to %s, want %s", query, got, want)
+		}
+	}
+}
