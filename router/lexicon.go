@@ -62,7 +62,7 @@ var intentRules = []rule[engram.Intent]{
 			一路走来 回首 做对了 knowing_what_i_know the_hard_way wish_i_had wish_id should_have shouldve
 			learnings come_a_long_way think_back 吃亏 吃过亏 栽跟头 栽过跟头 长教训 长记性 前车之鉴 早知道
 			如果当时 要是当时 taken_away take_away_from come_to_understand come_to_see actually_stuck actually_worked
-			actually_helped 事后 hasnt_worked has_worked havent_worked hasnt_helped`),
+			actually_helped actually_paid_off 事后 hasnt_worked has_worked havent_worked hasnt_helped`),
 		// "Why do I always" asks for a pattern across memories, over the
 		// weight of "why" and "do I" together.
 		cues(4, `why_do_i_always why_am_i_always why_do_i_keep why_does_it_always`),
@@ -91,7 +91,7 @@ var intentRules = []rule[engram.Intent]{
 			怎么选 该选 值得吗 利弊 帮我想想 好$ 好呢 才好 好不好 要准备 需要准备 准备些什么 准备什么 排一下
 			安排一下 给我挑 选什么 怎么定 give_me_a_plan give_me_a_method give_me_some give_me_a_few name_a_few
 			throw_me list_a_few come_up_with_a shud_i shoud_i shld_i 列几 出几个 给我出 帮我设计 设计一个 支几招 支招
-			给我支 出出主意 去哪吃 去哪玩 去哪逛 怎么排解 怎么缓解 怎么调整 如何缓解 如何排解 怎么安排 如何安排 options_for`),
+			给我支 出出主意 y_n yes_or_no which_of_these 是不是该 是不是应该 报哪 买哪 用哪 去哪家 去哪吃 去哪玩 去哪逛 怎么排解 怎么缓解 怎么调整 如何缓解 如何排解 怎么安排 如何安排 options_for`),
 		// A noun or adjective ending in 好 (偏好, 爱好) does not ask for a choice: it takes back 好$.
 		cues(-2, `偏好$ 爱好$ 喜好$ 良好$ 美好$ 友好$`),
 		cues(1.5, `如何提高 怎么提高 怎样提高 如何改善 怎么改善 do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline

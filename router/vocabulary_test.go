@@ -43,6 +43,9 @@ func TestIntentGrammar(t *testing.T) {
 		"give me a few ideas for the weekend":          engram.IntentDecide,
 		"帮我设计一个健身计划":                                   engram.IntentDecide,
 		"如何提高写作效率":                                     engram.IntentDecide,
+		"accept the counteroffer y/n?":                 engram.IntentDecide,
+		"给女儿报哪个兴趣班":                                    engram.IntentDecide,
+		"我是不是该原谅他":                                     engram.IntentDecide,
 		"我一般怎么安排周末":                                    engram.IntentAsk,
 	} {
 		if got := r.Route("t", query).Intent; got != want {
