@@ -78,7 +78,7 @@ var domainCueRules = []rule[string]{
 	{engram.CategoryWork, join(
 		// "Work" as a verb ("what worked", "works for me", "working out")
 		// stems to the work topic; the phrase takes its weight back.
-		cues(-topicWeight, `what_worked what_works has_worked hasnt_worked have_worked havent_worked didnt_work
+		cues(-topicWeight, `what_worked whats_worked what_works has_worked hasnt_worked have_worked havent_worked didnt_work
 			doesnt_work dont_work worked_for works_for worked_out working_out work_out worked_best works_best
 			worked_better works_better actually_worked`),
 		cues(cueWeight, `客户 领导 甲方 乙方 用户 上线 需求 版本 方案 跟进 推进 审批 系统
@@ -98,9 +98,9 @@ var aspectForms = []rule[string]{
 		do_i_go_for i_usually_go_for what_i_usually am_i_ok_with am_i_okay_with am_i_fine_with do_i_avoid do_i_mind
 		do_i_eat do_i_drink do_i_wear 我习惯 我不能吃 我能不能吃 我能吃 我不吃 我爱吃 我喜欢 我不喜欢 我偏爱`)},
 	{engram.CategoryEmotion, cues(formWeight, `how_did_i_take how_did_i_feel how_was_i_feeling how_do_i_feel
-		how_am_i_feeling how_have_i_been_feeling 我什么感受 我的感受
+		how_am_i_feeling how_have_i_been_feeling how_was_i_after how_have_i_been_doing 我什么感受 我的感受
 		心情如何 心情怎么样 什么心情 啥心情`)},
-	{engram.CategoryStrategy, cues(formWeight, `how_do_i_usually how_did_i_manage how_do_i_manage
+	{engram.CategoryStrategy, cues(formWeight, `how_do_i_usually how_did_i_manage how_do_i_manage what_worked whats_worked what_works
 		我怎么克服 怎么做到 有什么办法`)},
 }
 

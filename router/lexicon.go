@@ -18,7 +18,7 @@ import (
 // were widened looking at the misses of labelled.jsonl and tuned.jsonl and
 // at the counts of misses of each kind on heldout.jsonl (no query of it
 // read); their weights are tuned on those three sets and on
-// testdata/dev.jsonl (236 queries written in three batches, about half in
+// testdata/dev.jsonl (286 queries written in four batches, about half in
 // Chinese, each before its misses were read), and the first score on unseen queries is that of a
 // held-out set written after them. The topic words themselves are widened
 // by topic, not by query, in vocabulary.go.
@@ -62,7 +62,7 @@ var intentRules = []rule[engram.Intent]{
 			一路走来 回首 做对了 knowing_what_i_know the_hard_way wish_i_had wish_id should_have shouldve
 			learnings come_a_long_way think_back 吃亏 吃过亏 栽跟头 栽过跟头 长教训 长记性 前车之鉴 早知道
 			如果当时 要是当时 taken_away take_away_from come_to_understand come_to_see actually_stuck actually_worked
-			actually_helped actually_paid_off 事后 hasnt_worked has_worked havent_worked hasnt_helped`),
+			actually_helped actually_paid_off 事后 whats_worked whats_helped 哪里没 没做好 没讲好 hasnt_worked has_worked havent_worked hasnt_helped`),
 		// "Why do I always" asks for a pattern across memories, over the
 		// weight of "why" and "do I" together.
 		cues(4, `why_do_i_always why_am_i_always why_do_i_keep why_does_it_always`),

@@ -37,7 +37,7 @@ var topicVocabulary = map[string][]cue{
 		report_card tuition scholarship dorm mri xray x_ray blood_test cholesterol diabetes asthma
 		ultrasound chiropractor physiotherapy copay deductible utilities water_bill phone_bill refinance
 		property_tax inheritance layover jet_lag rental_car hostel motel campsite
-		sightseeing souvenir bin_day bin_collection garbage rubbish housewarming hospital_visit nursing_home caregiver retirement_home
+		sightseeing souvenir bin_day bin_collection phone_number garbage rubbish housewarming hospital_visit nursing_home caregiver retirement_home
 		丈母娘 岳母 公公 小姑子 嫂子 姐夫 妹夫 侄女 外甥女 孙女 亲家 卫生间 浴室 客厅 阳台 院子 车库 地板
 		窗帘 灯泡 暖气 地暖 翻新 二手 闲置 狗粮 猫粮 猫砂 驱虫 绝育 宠物医院 血糖 血脂 胆固醇 牙齿 拔牙
 		洗牙 近视 眼镜 中医 针灸 推拿 理疗 康复 行程 自由行 跟团 景区 门票 订票 商场 公园 动物园 游乐园
