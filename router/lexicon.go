@@ -21,7 +21,10 @@ import (
 // testdata/dev.jsonl (286 queries written in four batches, about half in
 // Chinese, each before its misses were read), and the first score on unseen queries is that of a
 // held-out set written after them. The topic words themselves are widened
-// by topic, not by query, in vocabulary.go.
+// by topic, not by query, in vocabulary.go. testdata/unseen.jsonl (42
+// queries) was written after the last change and never tuned on: its
+// first score is intent 0.881, domain 0.905 (0.833 and 0.881 before the
+// topic vocabulary).
 
 // cue is one weighted phrase of a rule table.
 type cue struct {
