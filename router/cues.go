@@ -26,7 +26,7 @@ var (
 	modeTable       = compileTable(modeRules)
 	constraintTable = compileCues(constraintCues)
 	choiceTable     = compileCues(choiceCues)
-	lexiconIndex    = compileLexicon(domainLexicon)
+	lexiconIndex    = compileLexicon(domainLexicon, topicVocabulary)
 	neutralTerms    = compileNeutral()
 )
 
@@ -149,18 +149,25 @@ type lexEntry struct {
 	weight float64
 }
 
-// compileLexicon indexes the lexicon entries by their first term.
-func compileLexicon(lex map[string][]cue) map[string][]lexEntry {
+// compileLexicon indexes the entries of the lexicons by their first term;
+// an entry that analyses to the terms of one already indexed for its domain
+// ("meetings" beside "meeting") is left out, so that one word counts once.
+func compileLexicon(lexicons ...map[string][]cue) map[string][]lexEntry {
 	index := map[string][]lexEntry{}
+	seen := map[string]bool{}
 	id := 0
-	for domain, cs := range lex {
-		for _, c := range cs {
-			terms := analysis.Terms(c.text)
-			if len(terms) == 0 {
-				continue
+	for _, lex := range lexicons {
+		for domain, cs := range lex {
+			for _, c := range cs {
+				terms := analysis.Terms(c.text)
+				key := domain + "\x00" + strings.Join(terms, " ")
+				if len(terms) == 0 || seen[key] {
+					continue
+				}
+				seen[key] = true
+				index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, text: c.text, terms: terms, weight: c.weight})
+				id++
 			}
-			index[terms[0]] = append(index[terms[0]], lexEntry{domain: domain, id: id, text: c.text, terms: terms, weight: c.weight})
-			id++
 		}
 	}
 	return index

@@ -28,7 +28,7 @@ var domainCueRules = []rule[string]{
 			my_system the_system system_for stick_to stick_with keep_up_with stay_on_top keep_track get_better_at
 			get_more_done get_things_done what_works what_worked works_for_me worked_for_me productiv* procrastinat*
 			organiz* organis* routine* habit* method* techniqu* approach* strateg* efficien* motivat* discipline*
-			consisten* streak* schedul* stop_* quit_*
+			consisten* streak* schedul* stop_* quit_* to_do_list* todo_list*
 			怎么才能 怎样才能 如何才能 怎么把 有什么办法 做法 有用 小技巧 日程 单词 读书
 			坚持 戒掉 改掉 减脂 怎么做到 做到 保持 提醒自己 笔记 日记 打卡 节奏 精力 碎片时间 省钱 开销 花钱 英语 口语 练`),
 		cues(cueWeight, `managing manage handle handling deal_with dealing_with juggl* balanc* prevent* avoid*
@@ -55,12 +55,12 @@ var domainCueRules = []rule[string]{
 			执念 在乎 介意 被忽视 冷落 排挤 烦心 闹心 心里话 发泄 宣泄 心结 阴影 创伤 治愈 疗愈 暖心 扎心 破防 社恐
 			doubt* second_guess* under_pressure burned_out burnt_out burn_out shaky obsess* envious envy sorrow misery
 			gratitude thankful fulfilled fulfillment fulfilment upbeat cheerful uneasy unease 气了 气得 气死 气坏 怄气 躁
-			振作`),
+			振作 ups_and_downs low_patch low_spell dark_place`),
 		cues(cueWeight, `感觉 批评 被骂 吵`),
 	)},
 	{engram.CategoryPreference, join(
 		cues(aspectWeight, `do_i_like do_i_prefer i_like i_prefer i_love i_hate do_i_enjoy i_enjoy my_favorite
-			my_favourite my_go_to cant_stand can_not_stand into_lately taste* flavo* prefer* favo*
+			my_favourite my_go_to do_i_avoid i_avoid not_a_fan cant_stand can_not_stand into_lately taste* flavo* prefer* favo*
 			喜欢 爱吃 爱喝 口味 偏好 在意 讲究 要求 类型 火锅 烧烤 日料 寿司 川菜 粤菜 早餐 零食`),
 		cues(cueWeight, `do_i_order i_order kind_of_* sort_of_*
 			耳机 手机 电脑 相机 款式 点菜 平时 do_i_take do_i_eat do_i_drink do_i_wear do_i_watch
@@ -76,10 +76,40 @@ var domainCueRules = []rule[string]{
 			车 玩 暑假 寒假 住院 看望 探望 家长会 买菜 做饭 吃饭`),
 	)},
 	{engram.CategoryWork, join(
+		// "Work" as a verb ("what worked", "works for me", "working out")
+		// stems to the work topic; the phrase takes its weight back.
+		cues(-topicWeight, `what_worked whats_worked what_works has_worked hasnt_worked have_worked havent_worked didnt_work
+			doesnt_work dont_work worked_for works_for worked_out working_out work_out worked_best works_best
+			worked_better works_better actually_worked`),
 		cues(cueWeight, `客户 领导 甲方 乙方 用户 上线 需求 版本 方案 跟进 推进 审批 系统
 			接口 数据 运营 市场 销售 合作 会上 述职 转岗 调岗 组里 老大 ppt`),
 	)},
 }
+
+// aspectForms are the grammar of a question about an aspect itself: the
+// user's own habit or taste ("do I usually", "am I ok with", 我一般), a
+// feeling ("how did I take", "how was I feeling"), a method ("how do I
+// usually"). They add formWeight on top of any lexicon word or cue, so that
+// the aspect outweighs the one or two topic words that say what it is
+// about ("do I prefer emails or calls" is a preference, not work), as the
+// lexicon's aspect rule says.
+var aspectForms = []rule[string]{
+	{engram.CategoryPreference, cues(formWeight, `do_i_prefer do_i_like do_i_usually do_i_take do_i_order
+		do_i_go_for i_usually_go_for what_i_usually am_i_ok_with am_i_okay_with am_i_fine_with do_i_avoid do_i_mind
+		do_i_eat do_i_drink do_i_wear 我习惯 我不能吃 我能不能吃 我能吃 我不吃 我爱吃 我喜欢 我不喜欢 我偏爱`)},
+	{engram.CategoryEmotion, cues(formWeight, `how_did_i_take how_did_i_feel how_was_i_feeling how_do_i_feel
+		how_am_i_feeling how_have_i_been_feeling how_was_i_after how_have_i_been_doing 我什么感受 我的感受
+		心情如何 心情怎么样 什么心情 啥心情`)},
+	{engram.CategoryStrategy, cues(formWeight, `how_do_i_usually how_did_i_manage how_do_i_manage what_worked whats_worked what_works
+		我怎么克服 怎么做到 有什么办法`)},
+}
+
+// formWeight: see aspectForms; as much as an aspect keyword, tuned on the
+// four tuning sets (the three of bench and testdata/dev.jsonl).
+const formWeight = aspectWeight
+
+// aspectFormTable is aspectForms compiled.
+var aspectFormTable = compileTable(aspectForms)
 
 // cueWeight is the weight of a domain cue that hints at a domain without
 // naming a topic: as much as a topic keyword, so a tie with one goes to
@@ -107,6 +137,12 @@ func domainEvidence(text string, terms []string) map[string]float64 {
 				evidence[r.label] += c.weight
 			}
 		}
+	}
+	for _, r := range aspectFormTable {
+		evidence[r.label] += score(text, r.cues)
+	}
+	for d, w := range evidence {
+		evidence[d] = max(w, 0)
 	}
 	return evidence
 }

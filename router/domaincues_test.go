@@ -18,7 +18,7 @@ func TestDomainEvidenceCountsAWordOnce(t *testing.T) {
 		{"养猫", engram.CategoryLife, topicWeight},               // 猫 inside 养猫
 		{"家里的猫", engram.CategoryLife, topicWeight + cueWeight}, // 家里, and 猫 on its own
 		{"I feel anxious", engram.CategoryEmotion, 2 * aspectWeight},
-		{"do I like it", engram.CategoryPreference, aspectWeight},
+		{"do I like it", engram.CategoryPreference, aspectWeight + formWeight},         // like once, and the form of a taste question
 		{"how do I stay organized", engram.CategoryStrategy, aspectWeight + cueWeight}, // organize, and "how do i"
 	} {
 		got := domainEvidence(normalize(tt.query), analysis.Terms(tt.query))[tt.domain]

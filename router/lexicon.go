@@ -15,10 +15,14 @@ import (
 //
 // The lists name classes of words — forms of a question, morphology, the
 // vocabulary of a domain — rather than the words of any one query. They
-// were widened looking at the misses of labelled.jsonl and tuned.jsonl and
-// at the counts of misses of each kind on heldout.jsonl (no query of it
-// read); their weights are tuned on those three sets, and the first
-// score on unseen queries is that of a held-out set written after them.
+// were widened looking at the misses of labelled.jsonl, tuned.jsonl and,
+// in the last round, heldout.jsonl, and of testdata/dev.jsonl (286 queries
+// written in four batches, about half in Chinese, each before its misses
+// were read); their weights are tuned on those four sets. The topic words
+// themselves are widened by topic, not by query, in vocabulary.go.
+// testdata/unseen.jsonl (42 queries) was written after the last change
+// and never tuned on: its first score is intent 0.881, domain 0.905
+// (0.833 and 0.881 before the topic vocabulary).
 
 // cue is one weighted phrase of a rule table.
 type cue struct {
@@ -49,17 +53,24 @@ func cues(w float64, list string) []cue {
 // fail") but not a strong one ("why should I").
 var intentRules = []rule[engram.Intent]{
 	{engram.IntentReflect, join(
-		cues(3, `what_have_i_learned what_did_i_learn what_i_learned have_i_learned lesson* looking_back
-			look_back in_hindsight hindsight in_retrospect mistake* taught_me retrospective postmortem
+		cues(3, `what_have_i_learned what_did_i_learn what_i_learned have_i_learned lesson*
+			look_back hindsight mistake* taught_me retrospective postmortem
 			post_mortem debrief reflect* what_went_wrong what_went_well do_differently did_differently takeaway*
 			how_have_i_changed how_have_i_grown teach* taught* differently did_wrong do_wrong go_wrong
 			what_worked what_didnt_work over_the_years got_me_through get_through_it bounce_back bounced_back
-			总结 反思 回顾 教训 复盘 踩过 踩坑 犯过 学到 收获 走出来 弯路 心得 感悟 体会 回头看 事后看 得失 做错
+			总结 反思 回顾 教训 复盘 踩过 踩坑 犯过 学到 收获 走出来 弯路 心得 感悟 体会 回头看 得失 做错
 			回想 回过头 领悟 吸取 熬过来 挺过来 撑过来 如果重来 做得不好 get_right got_right get_wrong got_wrong
 			一路走来 回首 做对了 knowing_what_i_know the_hard_way wish_i_had wish_id should_have shouldve
-			learnings come_a_long_way think_back thinking_back 吃亏 吃过亏 栽跟头 栽过跟头 长教训 长记性 前车之鉴 早知道
-			如果当时 要是当时`),
-		cues(2, `could_have would_have couldve wouldve matured grew stuck_with_me 交学费 跌倒 这一年下来 总的来看
+			learnings come_a_long_way think_back 吃亏 吃过亏 栽跟头 栽过跟头 长教训 长记性 前车之鉴 早知道
+			如果当时 要是当时 taken_away take_away_from come_to_understand come_to_see actually_stuck actually_worked
+			actually_helped actually_paid_off 事后 whats_worked whats_helped 哪里没 没做好 没讲好 hasnt_worked has_worked havent_worked hasnt_helped`),
+		// "Why do I always" asks for a pattern across memories, over the
+		// weight of "why" and "do I" together.
+		cues(4, `why_do_i_always why_am_i_always why_do_i_keep why_does_it_always`),
+		// A retrospective marker makes even a question about a past act ("in
+		// retrospect, why did my plan stall") a reflection.
+		cues(6, `in_retrospect in_hindsight looking_back thinking_back 回过头看 事后看 事后想想`),
+		cues(2, `could_have would_have couldve wouldve matured grew stuck_with_me 交学费 跌倒 做得不够 不够好 哪里不对 哪里做错 这一年下来 总的来看
 			showed_me shown_me recurring keep_repeating common_thread* shaped what_stands_out 这一路 变了
 			意味着 遗憾 下次注意 规律 共同点 what_would_i if_i_could get_out_of evolved year_in_review 重来 pattern* realiz* realis* grown growth 当初 这些年 成长 明白了 意识到 启发 学会 过来的 不足 做得好`),
 		cues(1, `learned_from learn_from insight* retro notice* changed progress biggest over_the_past in_common
@@ -79,10 +90,12 @@ var intentRules = []rule[engram.Intent]{
 			应该 推荐 选哪 挑一 建议 怎么办 要不要 该不该 值不值 去不去 回不回 买不买 换不换 接不接
 			用不用 哪个好 比较好 帮我定 帮我选 帮我挑 打算 我该 该怎么 定个计划 做个计划 怎样才能 怎么才能 如何才能
 			怎么选 该选 值得吗 利弊 帮我想想 好$ 好呢 才好 好不好 要准备 需要准备 准备些什么 准备什么 排一下
-			安排一下 给我挑 选什么 怎么定`),
+			安排一下 给我挑 选什么 怎么定 give_me_a_plan give_me_a_method give_me_some give_me_a_few name_a_few
+			throw_me list_a_few come_up_with_a shud_i shoud_i shld_i 列几 出几个 给我出 帮我设计 设计一个 支几招 支招
+			给我支 出出主意 y_n yes_or_no which_of_these 是不是该 是不是应该 报哪 买哪 用哪 去哪家 去哪吃 去哪玩 去哪逛 怎么排解 怎么缓解 怎么调整 如何缓解 如何排解 怎么安排 如何安排 options_for`),
 		// A noun or adjective ending in 好 (偏好, 爱好) does not ask for a choice: it takes back 好$.
 		cues(-2, `偏好$ 爱好$ 喜好$ 良好$ 美好$ 友好$`),
-		cues(1.5, `do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline
+		cues(1.5, `如何提高 怎么提高 怎样提高 如何改善 怎么改善 do_you_think your_take would_you go_about what_do_i_need make_me write_me build_me outline
 			packing_list 怎么开始 第一步 买什么 穿什么 what_if worth should figure_out thinking_of thinking_about considering smarter wise_to 是否 考虑 主意`),
 		cues(1, `i_plan_to would could might suit* fit_me afford any_ideas how_about right_time good_time planning lay_out line_up put_together set_up what_to where_to which_to
 			which_one picking choos* select* 可不可以 a_good good_choice good_fit ok_to okay_to fine_to ready_to
@@ -93,6 +106,9 @@ var intentRules = []rule[engram.Intent]{
 		cues(2.5, `did_i did_we did_the did_my did_he did_she did_they`),
 		cues(1.5, `what_was what_were do_i am_i have_i 我喜欢 我更喜欢 do_i_like do_i_prefer`),
 		cues(1, `usually 平时 一般 通常`),
+		// A habit of the user's own ("how do I usually plan my week") is a
+		// fact to look up, not a request for a plan.
+		cues(1.5, `我一般 我平时 我通常 我习惯 i_usually i_normally`),
 	)},
 }
 
@@ -234,7 +250,7 @@ var domainLexicon = map[string][]cue{
 		shame regret embarrassed insecure confidence self_esteem disappointed hopeless hurt resent
 		grief heartbroken heartbreak breakup trauma therapist therapy mental cope vent cheer
 		hard_time drained imposter impostor self_worth validation temper
-		snapped lash reassure missing passed_away died death crush dating
+		snapped lash reassure missing passed_away died death crush
 		argument sob
 		心情 情绪 情感 感受 心态 心理 开心 高兴 快乐 幸福 感动 感激 兴奋 激动 平静 难过 伤心 悲伤 痛苦
 		难受 心碎 失恋 分手 吵架 焦虑 压力 压抑 抑郁 沮丧 低落 失落 失望 绝望 迷茫 空虚 疲惫 心累 内耗
