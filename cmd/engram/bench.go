@@ -142,16 +142,6 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if *plain && *sessions {
 			return errors.New("bench locomo: choose one of --plain and --sessions")
 		}
-		// Recall quality is measured without exploration, which holds one
-		// memory back from 3% of recalls at random: with it, two runs of
-		// one build differ by up to ±0.004 of R@10.
-		measured := cfg
-		measured.Learning.Explore = 0
-		ms, err := NewServices(measured, db, logger)
-		if err != nil {
-			return err
-		}
-		svc.Recall = ms.Recall
 		opt := bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain, Sessions: *sessions, Split: *split}
 		if *traceFile != "" {
 			f, err := os.Create(*traceFile)
