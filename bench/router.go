@@ -20,8 +20,8 @@ import (
 // tuned.jsonl, once a held-out set, since read while widening the word
 // lists and so tuned on too; heldout.jsonl, written later without reading
 // the rules and held out for one round of changes, then used to check the
-// generalised cue classes (by its counts of misses of each kind, no query
-// read), and so tuning data too; heldout2.jsonl, written from scratch
+// generalised cue classes (by its counts of misses of each kind) and
+// then, with its misses read, to widen the topic vocabulary: tuning data; heldout2.jsonl, written from scratch
 // without reading the rules or the other sets, frozen before the next
 // change to the router (its hash is pinned by TestHeldout2Frozen) and never
 // read while tuning. Only heldout2.jsonl measures how the router does on
