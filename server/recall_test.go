@@ -329,8 +329,7 @@ func TestRecallBilingual(t *testing.T) {
 // TestRecallFillAndIdentity: without fill a recall injects what passes
 // the relevance cut and lists the rest in left_out; "fill": true packs
 // every candidate that fits; "identity": true puts the pinned identity
-// memory first, marked pinned, which a plain recall about coffee leaves
-// out.
+// memory first, marked pinned, as a route that asks for it does.
 func TestRecallFillAndIdentity(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		f := newRecallFixture(t, engine)
@@ -341,8 +340,14 @@ func TestRecallFillAndIdentity(t *testing.T) {
 		checkRecallShape(t, fill, 2000)
 		identity := postRecall(t, f.e, f.key, map[string]any{"query": q, "token_budget": 2000, "identity": true, "fill": false})
 		checkRecallShape(t, identity, 2000)
-		if !slices.Contains(itemIDs(plain.Items), f.prefEN.ID) || slices.Contains(itemIDs(plain.Items), f.p0.ID) {
-			t.Errorf("plain recall: %v; want the coffee preference without the identity memory", itemIDs(plain.Items))
+		// The query is in the first person, so the route asks for the
+		// identity block: it goes first, pinned; a route that does not ask
+		// leaves it out.
+		hasP0 := slices.Contains(itemIDs(plain.Items), f.p0.ID)
+		if !slices.Contains(itemIDs(plain.Items), f.prefEN.ID) || hasP0 != plain.Route.Identity ||
+			hasP0 && (plain.Items[0].ID != f.p0.ID || !plain.Items[0].Breakdown.Pinned) {
+			t.Errorf("plain recall: %v (route identity %v); want the coffee preference, the identity memory first and pinned only when the route asks",
+				itemIDs(plain.Items), plain.Route.Identity)
 		}
 		if len(plain.LeftOut) == 0 || plain.LeftOut[0].Breakdown.Cut == "" {
 			t.Errorf("plain recall left nothing out, or without a reason: %+v", plain.LeftOut)
@@ -350,7 +355,11 @@ func TestRecallFillAndIdentity(t *testing.T) {
 		if len(fill.Items) <= len(plain.Items) || !slices.Contains(itemIDs(fill.Items), f.p0.ID) {
 			t.Errorf("fill: %v, plain %v", itemIDs(fill.Items), itemIDs(plain.Items))
 		}
-		if it := identity.Items[0]; it.ID != f.p0.ID || !it.Breakdown.Pinned || len(identity.Items) != len(plain.Items)+1 {
+		want := len(plain.Items)
+		if !hasP0 {
+			want++
+		}
+		if it := identity.Items[0]; it.ID != f.p0.ID || !it.Breakdown.Pinned || len(identity.Items) != want {
 			t.Errorf("identity: %v, want the identity memory first, pinned, then the plain recall's items", itemIDs(identity.Items))
 		}
 	})

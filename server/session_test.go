@@ -618,7 +618,7 @@ func TestPersonaAndPrompt(t *testing.T) {
 			{"type":"message","role":"user","content":"We want temples in the morning"},
 			{"type":"message","role":"assistant","content":"Noted: temples first"}]}`)
 		for _, budget := range []int{2000, 300, 120, 60, 30, 10, 3} {
-			r := e.do(t, "POST", "/v1/prompt", key, mustJSON(map[string]any{"query": "Which temples should the family visit in Kyoto? Plan trips for families",
+			r := e.do(t, "POST", "/v1/prompt", key, mustJSON(map[string]any{"query": "Plan trips for families: which temples should the family visit?",
 				"token_budget": budget, "agent_id": "planner", "session_id": "plan-1"}))
 			wantStatus(t, r, http.StatusOK)
 			var pr engram.Prompt
