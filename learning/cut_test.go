@@ -1,6 +1,7 @@
 package learning_test
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"testing"
@@ -83,7 +84,7 @@ func TestRelevanceCut(t *testing.T) {
 		if i < 0 || left.Breakdown.Cut != "below_cut" || !(left.Breakdown.Match < rec.Items[0].Breakdown.Match) {
 			t.Errorf("the trip question is not left out below the cut: %+v", rec.LeftOut)
 		}
-		if len(rec.LeftOut) > 10 || !slices.IsSortedFunc(rec.LeftOut, func(a, b engram.RecallItem) int { return cmpScore(b.Score, a.Score) }) {
+		if len(rec.LeftOut) > 10 || !slices.IsSortedFunc(rec.LeftOut, func(a, b engram.RecallItem) int { return cmp.Compare(b.Score, a.Score) }) {
 			t.Errorf("left_out: %d items, want at most 10, best first", len(rec.LeftOut))
 		}
 
@@ -115,16 +116,6 @@ func TestRelevanceCut(t *testing.T) {
 			t.Errorf("tight budget: %d left out for budget, want %d: %+v", budget, len(rec.Items)-1, tight.LeftOut)
 		}
 	})
-}
-
-func cmpScore(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TestPinnedIsContext: a pinned P0 memory goes in only when the request
