@@ -77,26 +77,9 @@ func TestREADMEQuickstart(t *testing.T) {
 	if fi, err := os.Stat(m.KeyFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode: %v %v", fi, err)
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := regexp.MustCompile("(?s)<!-- quickstart:begin -->\n```sh\n(.*?)```\n<!-- quickstart:end -->").FindSubmatch(readme)
-	if block == nil {
-		t.Fatal("README has no quickstart block")
-	}
-	script := strings.ReplaceAll(string(block[1]), "http://127.0.0.1:8080", m.URL())
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("quickstart failed: %v\n%s\n%s", err, out, stderr.String())
-	}
+	out := runQuickstart(t, m, dir, "bash", readmeBlock(t, "quickstart", "sh"))
 	// The responses, in the README's order.
-	rest := string(out)
-	for _, want := range []string{
+	inOrder(t, out,
 		`"content":"User drinks coffee black, no sugar"`, `"deduplicated":false`, // create
 		`"content":"User drinks coffee black, no sugar"`, // get
 		`{"items":[{"id":"mem_`,                          // list
@@ -105,12 +88,106 @@ func TestREADMEQuickstart(t *testing.T) {
 		`"valid":false`, // tombstone
 		`{"error":{"code":"not_found","message":"key /user/preference/style is tombstoned"}}`,
 		`"recall_id":"rec_`, `"text":"User drinks coffee black, no sugar"`, `"context":"[Agent Memory]\n- User drinks coffee black, no sugar`,
-	} {
+	)
+}
+
+// readmeBlock returns the code block of the README between
+// <!-- NAME:begin --> and <!-- NAME:end -->, fenced as lang.
+func readmeBlock(t *testing.T, name, lang string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)<!-- " + regexp.QuoteMeta(name) + ":begin -->\n```" + lang + "\n(.*?)```\n<!-- " + regexp.QuoteMeta(name) + ":end -->")
+	block := re.FindSubmatch(readme)
+	if block == nil {
+		t.Fatalf("README has no %s block fenced as %s", name, lang)
+	}
+	return string(block[1])
+}
+
+// runQuickstart runs script with interpreter (bash or python3) in dir,
+// where data/ is m's data directory, with the README's URL replaced by
+// m's and ENGRAM_URL and ENGRAM_API_KEY set as the README says; it fails
+// the test unless the script exits 0, and returns what it printed.
+func runQuickstart(t *testing.T, m *Main, dir, interpreter, script string) string {
+	t.Helper()
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", m.URL())
+	key, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd *exec.Cmd
+	if interpreter == "bash" {
+		cmd = exec.Command("bash", "-euo", "pipefail", "-c", script)
+	} else {
+		cmd = exec.Command(interpreter, "-c", script)
+	}
+	cmd.Dir = dir
+	pythonPath, err := filepath.Abs("../../clients/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "ENGRAM_URL="+m.URL(), "ENGRAM_API_KEY="+strings.TrimSpace(string(key)), "PYTHONPATH="+pythonPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("quickstart failed: %v\n%s\n%s", err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// inOrder fails t unless out holds every want, in order.
+func inOrder(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	rest := out
+	for _, want := range wants {
 		i := strings.Index(rest, want)
 		if i < 0 {
 			t.Fatalf("quickstart output lacks %s (in order); output:\n%s", want, out)
 		}
 		rest = rest[i+len(want):]
+	}
+}
+
+// TestREADMEQuickstartChinese runs the 中文 quickstart and its file
+// mirror block, as written: a recall, two answers to one turn with a
+// thumb each, the pair they make, a Chinese key and its mirror file.
+func TestREADMEQuickstartChinese(t *testing.T) {
+	for _, tool := range []string{"curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed to walk the 中文 quickstart", tool)
+		}
+	}
+	dir := t.TempDir()
+	m := boot(t, dir, nil)
+	out := runQuickstart(t, m, dir, "bash", readmeBlock(t, "quickstart-zh", "sh")+readmeBlock(t, "quickstart-zh-mirror", "sh"))
+	inOrder(t, out,
+		`"content":"我喝咖啡不加糖"`, `{"items":[{"id":"mem_`, // create, search
+		`"signal":1,"credited":[{"id":"mem_`, `"signal":-1`, // thumbs
+		`{"prompt":"明天早上喝什么咖啡？","chosen":"一杯黑咖啡，不加糖。","rejected":"焦糖拿铁，多加糖。"}`,
+		`"key":"/user/日程/牙科"`, // set key
+		"牙科.json\n",           // ls
+		`data/mirror/default/index/user/日程/牙科.json:{"key":"/user/日程/牙科"`, // grep
+		`{"key":"/user/日程/牙科","content":{"text":"下周三上午十点牙科复诊"}}`,         // jq
+		`"valid":false`, // tombstone
+	)
+}
+
+// TestREADMEQuickstartPython runs the README's Python quickstart with the
+// client under clients/python: the pair it prints comes from the two
+// answers it thumbs.
+func TestREADMEQuickstartPython(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is needed to run the Python quickstart")
+	}
+	dir := t.TempDir()
+	m := boot(t, dir, nil)
+	out := runQuickstart(t, m, dir, "python3", readmeBlock(t, "quickstart-python", "python"))
+	if out != "Black, no sugar. > With milk and two sugars.\n" {
+		t.Fatalf("python quickstart printed %q", out)
 	}
 }
 
