@@ -1,0 +1,290 @@
+// engram's TypeScript client: ESM, typed, built on fetch, no runtime
+// dependencies. Node 18+, Deno, Bun and browsers.
+
+import type {
+  CreateResult,
+  FeedbackRequest,
+  FeedbackResult,
+  Interaction,
+  InteractionRequest,
+  Memory,
+  MemoryFilter,
+  MemoryInput,
+  MemoryPage,
+  PairFilter,
+  PairFormat,
+  Recall,
+  RecallRequest,
+  Route,
+  SessionEvent,
+} from "./types.js";
+
+export type * from "./types.js";
+
+/** A refusal from engram, with engram's code and message. */
+export class EngramError extends Error {
+  constructor(
+    /** engram's error code: invalid, unauthorized, not_found, conflict, rate_limited, … */
+    readonly code: string,
+    message: string,
+    /** The HTTP status. */
+    readonly status: number,
+    /** X-Request-ID, to find the request in the server's log. */
+    readonly requestId?: string,
+  ) {
+    super(message);
+    this.name = "EngramError";
+  }
+}
+
+export interface EngramOptions {
+  /** Default: ENGRAM_URL, else http://127.0.0.1:8080. */
+  url?: string;
+  /** Default: ENGRAM_API_KEY. */
+  apiKey?: string;
+  /** Tries again after a 429 or 503 (default 3). */
+  maxRetries?: number;
+  /** Back-off before try n when no Retry-After came: backoffMs × 2^n (default 500). */
+  backoffMs?: number;
+  /** The longest wait before another try (default 60 000). */
+  maxRetryWaitMs?: number;
+  /** Per request (default 30 000). */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Statuses worth another try: slow down (429), briefly unavailable (503). */
+export const RETRY_STATUSES = [429, 503];
+
+type Query = Record<string, string | number | boolean | string[] | undefined>;
+
+function env(name: string): string | undefined {
+  const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return proc?.env?.[name];
+}
+
+/** How long to wait before try attempt+1, from Retry-After (seconds or an HTTP date) or the back-off. */
+export function retryWait(header: string | null, attempt: number, backoffMs: number, maxMs: number, now = Date.now()): number {
+  let wait = backoffMs * 2 ** attempt;
+  if (header) {
+    const h = header.trim();
+    if (/^\d+$/.test(h)) {
+      wait = Number(h) * 1000;
+    } else {
+      const at = Date.parse(h);
+      if (!Number.isNaN(at)) wait = Math.max(0, at - now);
+    }
+  }
+  return Math.min(wait, maxMs);
+}
+
+function segment(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function keyPath(key: string): string {
+  return "/" + key.replace(/^\/+|\/+$/g, "").split("/").map(segment).join("/");
+}
+
+/** engram's HTTP API v1. */
+export class Engram {
+  readonly url: string;
+  private readonly apiKey: string;
+  private readonly maxRetries: number;
+  private readonly backoffMs: number;
+  private readonly maxRetryWaitMs: number;
+  private readonly timeoutMs: number;
+  private readonly fetchFn: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(options: EngramOptions = {}) {
+    this.url = (options.url ?? env("ENGRAM_URL") ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
+    this.apiKey = options.apiKey ?? env("ENGRAM_API_KEY") ?? "";
+    this.maxRetries = options.maxRetries ?? 3;
+    this.backoffMs = options.backoffMs ?? 500;
+    this.maxRetryWaitMs = options.maxRetryWaitMs ?? 60_000;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** Sends one request, trying 429 and 503 again, and returns a 2xx response. */
+  private async send(method: string, path: string, body?: unknown, query?: Query): Promise<Response> {
+    let target = this.url + path;
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v !== undefined) params.set(k, Array.isArray(v) ? v.join(",") : String(v));
+    }
+    if ([...params].length > 0) target += "?" + params.toString();
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    for (let attempt = 0; ; attempt++) {
+      const resp = await this.fetchFn(target, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (resp.ok) return resp;
+      if (RETRY_STATUSES.includes(resp.status) && attempt < this.maxRetries) {
+        await resp.body?.cancel();
+        await this.sleep(retryWait(resp.headers.get("Retry-After"), attempt, this.backoffMs, this.maxRetryWaitMs));
+        continue;
+      }
+      throw await errorFrom(resp);
+    }
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
+    const resp = await this.send(method, path, body, query);
+    return (await resp.json()) as T;
+  }
+
+  /** Creates an L2 memory; the same content again answers the existing one, deduplicated. */
+  remember(memory: MemoryInput): Promise<CreateResult> {
+    return this.json("POST", "/v1/memories", memory);
+  }
+
+  /** One memory, tombstoned ones too (valid: false). */
+  getMemory(id: string): Promise<Memory> {
+    return this.json("GET", "/v1/memories/" + segment(id));
+  }
+
+  /** One page, newest first. */
+  listMemories(filter: MemoryFilter = {}): Promise<MemoryPage> {
+    return this.json("GET", "/v1/memories", undefined, { ...filter });
+  }
+
+  /** Every memory the filter matches, page after page. */
+  async *iterMemories(filter: MemoryFilter = {}): AsyncGenerator<Memory> {
+    let cursor = filter.cursor;
+    do {
+      const page = await this.listMemories({ ...filter, cursor });
+      yield* page.items;
+      cursor = page.next_cursor;
+    } while (cursor);
+  }
+
+  /** Changes the fields given; with version, a stale write is a conflict. */
+  updateMemory(id: string, fields: Partial<MemoryInput> & { version?: number }): Promise<Memory> {
+    return this.json("PATCH", "/v1/memories/" + segment(id), fields);
+  }
+
+  /** Tombstones a memory (its history stays). */
+  forget(id: string): Promise<Memory> {
+    return this.json("DELETE", "/v1/memories/" + segment(id));
+  }
+
+  /** set_memory: last write wins; content null tombstones. */
+  setKey(key: string, content: unknown, source: unknown, fields: Record<string, unknown> = {}): Promise<Memory> {
+    return this.json("PUT", "/v1/keys" + keyPath(key), { ...fields, content, source });
+  }
+
+  /** The live memory at key; not_found once tombstoned. */
+  getKey(key: string): Promise<Memory> {
+    return this.json("GET", "/v1/keys" + keyPath(key));
+  }
+
+  deleteKey(key: string): Promise<Memory> {
+    return this.json("DELETE", "/v1/keys" + keyPath(key));
+  }
+
+  route(query: string): Promise<Route> {
+    return this.json("POST", "/v1/route", { query });
+  }
+
+  /** The memories worth injecting for a query, within token_budget. */
+  recall(request: RecallRequest): Promise<Recall> {
+    return this.json("POST", "/v1/recall", request);
+  }
+
+  /** The default read block: [Agent Memory] then one line per memory. */
+  async context(tokenLimit?: number, tags?: string[]): Promise<string> {
+    const out = await this.json<{ context: string }>("GET", "/v1/context", undefined, { token_limit: tokenLimit, tags });
+    return out.context;
+  }
+
+  /** Records an answer; two answers of one turn_id with different feedback make a pair. */
+  logInteraction(request: InteractionRequest): Promise<Interaction> {
+    return this.json("POST", "/v1/interactions", request);
+  }
+
+  /** A thumb or 1–5 rating; an idempotency key is generated when none is given. */
+  feedback(request: FeedbackRequest): Promise<FeedbackResult> {
+    return this.json("POST", "/v1/feedback", { ...request, idempotency_key: request.idempotency_key ?? crypto.randomUUID() });
+  }
+
+  thumb(interactionId: string, thumb: "up" | "down", reason?: string): Promise<FeedbackResult> {
+    return this.feedback({ interaction_id: interactionId, thumb, reason });
+  }
+
+  rate(interactionId: string, rating: 1 | 2 | 3 | 4 | 5, reason?: string): Promise<FeedbackResult> {
+    return this.feedback({ interaction_id: interactionId, rating, reason });
+  }
+
+  /** Streams the tenant's preference data, one object per JSON line, as it arrives. */
+  async *exportPairs<T = Record<string, unknown>>(format: PairFormat = "trl", filter: PairFilter = {}): AsyncGenerator<T> {
+    const resp = await this.send("GET", "/v1/pairs", undefined, { format, ...filter });
+    if (!resp.body) return;
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for await (const chunk of resp.body as unknown as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line) yield JSON.parse(line) as T;
+      }
+    }
+    buffered += decoder.decode();
+    if (buffered.trim()) yield JSON.parse(buffered) as T;
+  }
+
+  /** Runs the reflector (optionally one category). */
+  reflect(category?: string): Promise<Record<string, unknown>> {
+    return this.json("POST", "/v1/reflect", category ? { category } : {});
+  }
+
+  /** Appends events to an L1 session, created on its first post. */
+  addEvents(sessionId: string, events: SessionEvent[], resourceId?: string): Promise<Record<string, unknown>> {
+    return this.json("POST", `/v1/sessions/${segment(sessionId)}/events`, { events, resource_id: resourceId });
+  }
+
+  /** The session as a prompt section within tokenLimit. */
+  sessionContext(sessionId: string, tokenLimit?: number): Promise<{ context: string; tokens_used: number; [extra: string]: unknown }> {
+    return this.json("GET", `/v1/sessions/${segment(sessionId)}/context`, undefined, { token_limit: tokenLimit });
+  }
+
+  /** Ends a run; strategies are distilled from it. */
+  endSession(sessionId: string, outcome: "success" | "failure", note?: string): Promise<Record<string, unknown>> {
+    return this.json("POST", `/v1/sessions/${segment(sessionId)}/end`, { outcome, note });
+  }
+
+  /** Persona, session context and recalled memories in one budget. */
+  prompt(request: { query: string; token_budget: number; agent_id?: string; session_id?: string }): Promise<{ context: string; recall_id: string; tokens_used: number; [extra: string]: unknown }> {
+    return this.json("POST", "/v1/prompt", request);
+  }
+
+  health(): Promise<Record<string, unknown>> {
+    return this.json("GET", "/healthz");
+  }
+}
+
+async function errorFrom(resp: Response): Promise<EngramError> {
+  const text = await resp.text();
+  let code = `http_${resp.status}`;
+  let message = text.trim();
+  try {
+    const doc = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (doc.error?.code) {
+      code = doc.error.code;
+      message = doc.error.message ?? "";
+    }
+  } catch {
+    // not JSON: the status and body say what there is
+  }
+  return new EngramError(code, message, resp.status, resp.headers.get("X-Request-ID") ?? undefined);
+}
