@@ -65,8 +65,8 @@ class ServerTest(unittest.TestCase):
 
     def test_recall_into_prompt(self) -> None:
         m = marker()
-        mem = self.client.remember(f"User drinks coffee black {m}", category="preference").memory
-        recall = self.client.recall(f"How does the user take coffee {m}?", token_budget=200)
+        mem = self.client.remember(f"The user's cat is called Miso {m}", category="preference").memory
+        recall = self.client.recall(f"What is the user's cat called {m}?", token_budget=200)
         self.assertIsInstance(recall, Recall)
         self.assertTrue(recall.recall_id.startswith("rec_"))
         self.assertEqual(recall.items[0].id, mem.id)
