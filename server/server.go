@@ -120,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/metrics", gin.WrapH(s.metrics.handler()))
+	e.GET("/openapi.json", handleOpenAPI)
 	if cfg.Console != nil {
 		e.Any("/console", gin.WrapH(cfg.Console))
 		e.Any("/console/*path", gin.WrapH(cfg.Console))

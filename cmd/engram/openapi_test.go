@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram/server"
+	"github.com/engram-memory/engram/server/openapitest"
+)
+
+// TestOpenAPIResponses drives every documented operation of the real
+// server (as engram serve wires it) and validates each answer — the
+// successes and the refusals — against server/openapi.json. An operation
+// added to the document needs a request here; the message names it.
+func TestOpenAPIResponses(t *testing.T) {
+	doc, err := openapitest.Parse(server.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := boot(t, t.TempDir(), nil)
+	key, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &openapitest.Transport{Doc: doc}
+	client := &http.Client{Transport: tr}
+	call := func(method, path, contentType, body string, auth bool, want int) map[string]any {
+		t.Helper()
+		var r io.Reader
+		if body != "" {
+			r = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, m.URL()+path, r)
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, b)
+		}
+		var out map[string]any
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			_ = json.Unmarshal(b, &out)
+		}
+		return out
+	}
+	const js = "application/json"
+	do := func(method, path, body string, want int) map[string]any {
+		t.Helper()
+		ct := ""
+		if body != "" {
+			ct = js
+		}
+		return call(method, path, ct, body, true, want)
+	}
+
+	call("GET", "/healthz", "", "", false, 200)
+	call("GET", "/metrics", "", "", false, 200)
+	call("GET", "/openapi.json", "", "", false, 200)
+	call("GET", "/v1/memories", "", "", false, 401)
+
+	created := do("POST", "/v1/memories", `{"content":"User drinks coffee black, no sugar","category":"preference","tags":["coffee"]}`, 201)
+	id := created["memory"].(map[string]any)["id"].(string)
+	do("POST", "/v1/memories", `{"content":"User drinks coffee black, no sugar","category":"preference"}`, 200)
+	do("POST", "/v1/memories", `{"content":""}`, 400)
+	do("POST", "/v1/memories/batch", `{"memories":[{"content":"Standup is at 9:30","category":"work"},{"content":"Sprint review on Fridays","category":"work"},{"content":"Deploys need two approvals","category":"work"}]}`, 200)
+	do("GET", "/v1/memories?q=coffee&limit=10", "", 200)
+	do("GET", "/v1/memories/"+id, "", 200)
+	do("GET", "/v1/memories/mem_doesnotexist0000000", "", 404)
+	do("PATCH", "/v1/memories/"+id, `{"importance":0.9,"version":1}`, 200)
+	do("PATCH", "/v1/memories/"+id, `{"importance":0.8,"version":1}`, 409)
+	do("GET", "/v1/memories/"+id+"/history", "", 200)
+	do("POST", "/v1/memories/"+id+"/rollback", `{"version":1}`, 200)
+
+	do("PUT", "/v1/keys/user/preference/style", `{"content":{"text":"answers in short bullet points"},"source":"chat"}`, 200)
+	do("GET", "/v1/keys/user/preference/style", "", 200)
+	do("PUT", "/v1/keys/kb/doc", `{"content":"x","source":{"kind":"web"}}`, 400)
+	do("DELETE", "/v1/keys/user/preference/style", "", 200)
+	do("GET", "/v1/keys/user/preference/style", "", 404)
+
+	do("POST", "/v1/route", `{"query":"Should I take the job?"}`, 200)
+	recall := do("POST", "/v1/recall", `{"query":"How does the user take their coffee?","token_budget":200}`, 200)
+	do("POST", "/v1/recall", `{"query":"","token_budget":200}`, 400)
+	do("GET", "/v1/context?token_limit=200", "", 200)
+	do("GET", "/v1/boot", "", 200)
+
+	recallID := recall["recall_id"].(string)
+	a := do("POST", "/v1/interactions", `{"prompt":"Tea or coffee?","response":"Tea.","turn_id":"t1","recall_id":"`+recallID+`"}`, 201)
+	b := do("POST", "/v1/interactions", `{"prompt":[{"role":"user","content":"Tea or coffee?"}],"response":"Coffee, black.","turn_id":"t1"}`, 201)
+	do("POST", "/v1/feedback", `{"interaction_id":"`+a["interaction_id"].(string)+`","thumb":"down"}`, 201)
+	up := `{"interaction_id":"` + b["interaction_id"].(string) + `","thumb":"up","idempotency_key":"k1"}`
+	do("POST", "/v1/feedback", up, 201)
+	do("POST", "/v1/feedback", up, 200)
+	do("POST", "/v1/feedback", `{"thumb":"up"}`, 400)
+	do("POST", "/v1/feedback", `{"recall_id":"`+recallID+`","rating":5}`, 201)
+	for _, f := range []string{"trl", "trl-conversational", "trl-unpaired", "openai"} {
+		do("GET", "/v1/pairs?format="+f, "", 200)
+	}
+	do("GET", "/v1/pairs?format=kto", "", 400)
+	do("GET", "/v1/memories/"+id+"/impact", "", 200)
+
+	reflected := do("POST", "/v1/reflect", `{}`, 200)
+	do("GET", "/v1/reflections", "", 200)
+	written := reflected["written"].([]any)
+	if len(written) == 0 {
+		t.Fatalf("the reflector wrote nothing: %v", reflected)
+	}
+	do("GET", "/v1/reflections/"+written[0].(map[string]any)["id"].(string), "", 200)
+
+	do("POST", "/v1/sessions/s1/events", `{"events":[{"type":"message","role":"user","content":"I moved to Lisbon last week"}]}`, 201)
+	do("POST", "/v1/sessions/s1/events", `{"type":"tool_call","name":"search","args":{"q":"Lisbon"}}`, 201)
+	do("GET", "/v1/sessions/s1/events", "", 200)
+	do("GET", "/v1/sessions/s1/context?token_limit=200", "", 200)
+	do("PUT", "/v1/sessions/s1/state", `{"state":{"step":1},"schema":{"type":"object","properties":{"step":{"type":"integer"}}}}`, 200)
+	do("PATCH", "/v1/sessions/s1/state", `{"step":"two"}`, 422)
+	do("PATCH", "/v1/sessions/s1/state", `{"step":2}`, 200)
+	do("GET", "/v1/sessions/s1/state", "", 200)
+	do("PUT", "/v1/agents/ada/persona", `{"markdown":"# Ada\nA careful assistant."}`, 200)
+	call("PUT", "/v1/agents/ada/persona", "text/markdown", "# Ada\nA careful, brief assistant.", true, 200)
+	do("GET", "/v1/agents/ada/persona", "", 200)
+	do("POST", "/v1/prompt", `{"query":"Where do I live?","token_budget":300,"agent_id":"ada","session_id":"s1"}`, 200)
+	do("POST", "/v1/sessions/s1/end", `{"outcome":"success"}`, 200)
+	do("DELETE", "/v1/memories/"+id, "", 200)
+
+	for _, err := range tr.Errors {
+		t.Error(err)
+	}
+	for _, op := range doc.Operations() {
+		if len(tr.Seen[op]) == 0 {
+			t.Errorf("%s is documented but TestOpenAPIResponses sends it no request: add one, so its answer is checked", op)
+		}
+	}
+}
