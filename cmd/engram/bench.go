@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +29,15 @@ import (
 // names.
 func runBench(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("bench: want locomo, learning, knowledge, latency, load, reflect or router")
+		fmt.Fprint(stdout, benchVerbs.usage())
+		return nil
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("bench "+verb, flag.ContinueOnError)
+	v, err := benchVerbs.dispatch(args, stdout)
+	if err != nil {
+		return err
+	}
+	verb := strings.TrimPrefix(v.name, "bench ")
+	fs := newFlags(v)
 	configPath := fs.String("config", "", "YAML config file")
 	data := fs.String("data", "", "dataset file (locomo: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
 	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
@@ -58,7 +64,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (servers included) to this file")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseBenchFlags(fs, v, verb, args[1:], stdout); err != nil {
 		return err
 	}
 	if *cpuProfile != "" {
@@ -263,10 +269,53 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 				break
 			}
 		}
-	default:
-		return fmt.Errorf("bench: unknown benchmark %q; want locomo, learning, knowledge, latency, load, reflect or router", verb)
 	}
 	return nil
+}
+
+// benchVerbs are the benchmarks engram bench runs; `engram bench` alone
+// lists them.
+var benchVerbs = group{name: "bench", subs: []verb{
+	{name: "bench locomo", summary: "Recall quality and latency on LoCoMo (--data locomo10.json; --plain: the BM25 baseline's input,\n--sessions: turns posted as session messages, --feedback: the learning effect of thumbs)."},
+	{name: "bench learning", summary: "Feedback against misleading memories on LoCoMo, over seeds (--data locomo10.json)."},
+	{name: "bench knowledge", summary: "Knowledge updates on generated people sharing surnames, cities, pets and jobs: the new value\nabove the stale one, with the knowledge update on and off."},
+	{name: "bench latency", summary: "Recall latency at scale, in process and over HTTP on a loopback listener (with the round trip\nof GET /healthz beside it), against the engine's bare full-text search."},
+	{name: "bench load", summary: "Concurrent creates, recalls and feedback from clients on one or more servers sharing one database."},
+	{name: "bench reflect", summary: "The reflector and the sleep cycle: correctness on LoCoMo, time at scale, event log folding."},
+	{name: "bench router", summary: "Router accuracy on the built-in labelled sets (or --data labelled.jsonl)."},
+}}
+
+// benchFlags are the flags each benchmark reads, besides --config,
+// --keep and --cpuprofile: its --help lists only these, and it refuses
+// the others rather than ignore them.
+var benchFlags = map[string][]string{
+	"locomo":    {"data", "budget", "split", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
+	"learning":  {"data", "budget", "seeds", "mix", "rounds", "conversations", "trace", "same-origin", "poison", "feedback-budget"},
+	"knowledge": {"entities", "seeds", "queries", "budget"},
+	"latency":   {"sizes", "budgets", "queries"},
+	"load":      {"clients", "duration", "servers", "seed"},
+	"reflect":   {"data", "sizes", "feedback-events"},
+	"router":    {"data"},
+}
+
+// parseBenchFlags parses args with the flags of benchmark name: its
+// --help shows those, and a flag of another benchmark is refused.
+func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdout io.Writer) error {
+	own := append([]string{"config", "keep", "cpuprofile"}, benchFlags[name]...)
+	shown := newFlags(v)
+	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(own, f.Name) {
+			shown.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	positional, err := parse(shown, v, args, stdout)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			return engram.Errorf(engram.EINVALID, "%s: %v (see engram %s --help)", v.name, err, v.name)
+		}
+		return err
+	}
+	return noArgs(v, positional)
 }
 
 func intList(s string) ([]int, error) {

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,13 +12,19 @@ import (
 	"github.com/engram-memory/engram/learning"
 )
 
+// exportVerbs are the sub-verbs of engram export.
+var exportVerbs = group{name: "export", subs: []verb{
+	{name: "export pairs", summary: "Write a tenant's preference data as JSON Lines, offline, straight from the store:\nthe lines GET /v1/pairs streams (trl, trl-conversational, trl-unpaired, openai)."},
+}}
+
 // runExport writes a tenant's preference data as JSON Lines, offline,
 // straight from the store: the same lines GET /v1/pairs streams.
 func runExport(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "pairs" {
-		return errors.New("export: want `export pairs --format F --out FILE`")
+	v, err := exportVerbs.dispatch(args, stdout)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("export pairs", flag.ContinueOnError)
+	fs := newFlags(v)
 	load := commonFlags(fs, false)
 	format := fs.String("format", "", "trl, trl-conversational, trl-unpaired or openai")
 	out := fs.String("out", "-", "output file (- for standard output)")
@@ -29,7 +33,11 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	until := fs.String("until", "", "only data created before this RFC 3339 time")
 	category := fs.String("category", "", "only this category")
 	minMargin := fs.Float64("min-margin", 0, "only pairs with at least this margin (0-2)")
-	if err := fs.Parse(args[1:]); err != nil {
+	positional, err := parse(fs, v, args[1:], stdout)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(v, positional); err != nil {
 		return err
 	}
 	f, err := learning.ParseFormat(*format)
@@ -58,7 +66,7 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	if *tenant == "" {
 		*tenant = cfg.Auth.DefaultTenant
 	}
-	db, err := Open(ctx, cfg, NewLogger(cfg, os.Stderr))
+	db, err := openExisting(ctx, cfg, NewLogger(cfg, os.Stderr))
 	if err != nil {
 		return err
 	}

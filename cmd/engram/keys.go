@@ -2,41 +2,66 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"text/tabwriter"
 	"time"
+
+	"github.com/engram-memory/engram"
 )
 
+// keysVerbs are the sub-verbs of engram keys.
+var keysVerbs = group{name: "keys", subs: []verb{
+	{name: "keys create", summary: "Print a new API key of a tenant (shown once; stored hashed). Creates the tenant,\nand the database when there is none yet."},
+	{name: "keys list", summary: "List API keys: id, tenant, name, prefix, created, revoked."},
+	{name: "keys revoke", args: "KEY_ID", summary: "Revoke a key by its id (see engram keys list); it answers 401 from then on."},
+}}
+
 func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("keys: want create, list or revoke")
+	v, err := keysVerbs.dispatch(args, stdout)
+	if err != nil {
+		return err
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("keys "+verb, flag.ContinueOnError)
+	fs := newFlags(v)
 	load := commonFlags(fs, false)
-	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
-	name := fs.String("name", "cli", "label for the new key")
-	if err := fs.Parse(args[1:]); err != nil {
+	var tenant, name *string
+	switch v.name {
+	case "keys create":
+		tenant = fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
+		name = fs.String("name", "cli", "label for the new key")
+	case "keys list":
+		tenant = fs.String("tenant", "", "only this tenant's keys (default: every tenant's)")
+	}
+	positional, err := parse(fs, v, args[1:], stdout)
+	if err != nil {
+		return err
+	}
+	if v.name == "keys revoke" {
+		if len(positional) != 1 {
+			return engram.Errorf(engram.EINVALID, "keys revoke: want exactly one KEY_ID (see engram keys list)")
+		}
+	} else if err := noArgs(v, positional); err != nil {
 		return err
 	}
 	cfg, err := load(environ)
 	if err != nil {
 		return err
 	}
-	db, err := Open(ctx, cfg, NewLogger(cfg, os.Stderr))
+	open := openExisting
+	if v.name == "keys create" {
+		open = Open
+	}
+	db, err := open(ctx, cfg, NewLogger(cfg, os.Stderr))
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if *tenant == "" && verb == "create" {
-		*tenant = cfg.Auth.DefaultTenant
-	}
-	switch verb {
-	case "create":
+	switch v.name {
+	case "keys create":
+		if *tenant == "" {
+			*tenant = cfg.Auth.DefaultTenant
+		}
 		if _, err := db.EnsureTenant(ctx, *tenant); err != nil {
 			return err
 		}
@@ -46,7 +71,7 @@ func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "%s\n", secret)
 		fmt.Fprintf(os.Stderr, "created key %s for tenant %q; the secret above is shown only once\n", key.ID, *tenant)
-	case "list":
+	case "keys list":
 		keys, err := db.FindAPIKeys(ctx, *tenant)
 		if err != nil {
 			return err
@@ -61,16 +86,11 @@ func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) erro
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.TenantName, k.Name, k.Prefix, k.CreatedAt.Format(time.RFC3339), revoked)
 		}
 		return tw.Flush()
-	case "revoke":
-		if fs.NArg() != 1 {
-			return errors.New("keys revoke: want exactly one KEY_ID (see engram keys list)")
-		}
-		if err := db.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
+	case "keys revoke":
+		if err := db.RevokeAPIKey(ctx, positional[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked %s\n", fs.Arg(0))
-	default:
-		return fmt.Errorf("keys: unknown verb %q; want create, list or revoke", verb)
+		fmt.Fprintf(stdout, "revoked %s\n", positional[0])
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,42 +24,24 @@ func main() {
 
 const usage = `engram — memory for agents and chat products
 
-usage:
-  engram serve [--addr HOST:PORT] [--data DIR] [--config FILE]
-  engram mcp [--data DIR] [--config FILE]             MCP tools over stdio, for an MCP client
-                     (tenant: that of ENGRAM_API_KEY, else auth.default_tenant)
-  engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
-  engram keys list [--tenant NAME]
-  engram keys revoke KEY_ID
-  engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]
-                     [--since T] [--until T] [--category C] [--min-margin M]
-  engram reflect [--tenant NAME] [--category C]       write L3 reflections of the groups that changed
-  engram sleep [--tenant NAME]                        merge, archive, expire, compact, re-reflect (every tenant by default)
-  engram mirror rebuild [--tenant NAME]               recreate the file mirror from the store (every tenant by default)
-  engram mirror sync                                  apply the writes the file mirror has not followed yet
-  engram bench locomo --data locomo10.json [--budget N] [--plain]
-                     recall quality and latency on LoCoMo (--plain: the BM25 baseline's input)
-  engram bench knowledge [--entities 2000] [--seeds 1] [--queries N] [--budget N]
-                     knowledge updates on generated people sharing surnames, cities, pets and jobs (4 facts,
-                     half after a label, half as sentences, written one at a time from one source; a
-                     quarter change one attribute a year later): new value above stale, unchanged city in
-                     the top 3 for "Where does X live?", all of a person's current facts in the top facts+2
-                     for their name; N recalls per figure (0: everyone), with the knowledge update on and
-                     off. Seed 1 tunes, seeds 2-5 are reported
-  engram bench latency [--sizes 10000,100000] [--budgets 500,2000] [--queries N] [--http]
-  engram bench load [--clients 32] [--duration 1m] [--servers 1,2] [--seed N]
-                     creates, recalls and feedback from concurrent clients on servers sharing one database
-  engram bench reflect [--data locomo10.json] [--sizes 1000,100000] [--feedback-events N]
-                     reflector and sleep cycle: correctness on LoCoMo, time at scale, event log folding
-  engram bench router [--data labelled.jsonl]           router accuracy on the built-in sets
-  engram version
+usage: engram VERB [flags]      (engram VERB --help lists a verb's flags)
 
-Every verb takes --data and --config; ENGRAM_* variables override the
-config file and flags override both (see configs/engram.yaml).
+  serve                         the HTTP API (/v1, /openapi.json), /mcp and /console/
+  mcp                           the MCP tools over stdio, for an MCP client
+  keys create|list|revoke       API keys of tenants
+  export pairs                  preference data as JSON Lines (TRL, OpenAI), offline
+  reflect                       write L3 reflections of the groups that changed
+  sleep                         merge, archive, expire, compact, re-reflect
+  mirror rebuild|sync           the file mirror for shell agents
+  bench                         benchmarks (engram bench lists them)
+  version                       module version, VCS revision and time of this build
+  help [VERB]                   this text, or VERB --help
+
+Flags may come before or after positional arguments. Every verb takes
+--data and --config; ENGRAM_* variables override the config file and
+flags override both (see configs/engram.yaml). Verbs that read the store
+never create a database: they need --data where engram serve keeps it.
 `
-
-// Version is set at build time with -ldflags "-X main.Version=...".
-var Version = "dev"
 
 // Run executes one command line and returns the exit code.
 func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
@@ -85,12 +68,22 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	case "mirror":
 		err = runMirror(ctx, args[1:], environ, stdout)
 	case "version":
-		fmt.Fprintln(stdout, "engram", Version)
-	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] != "-h" && args[1] != "--help" && args[1] != "-help" {
+			err = engram.Errorf(engram.EINVALID, "version: unexpected argument %q", args[1])
+			break
+		}
+		fmt.Fprintln(stdout, buildVersion())
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return Run(ctx, []string{args[1], "--help"}, environ, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "engram: unknown command %q\n\n%s", args[0], usage)
 		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
 	if err != nil {
 		if engram.ErrorCode(err) != engram.EINTERNAL {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,7 +24,7 @@ func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) 
 		Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,
 			MaxBudget: cfg.Recall.MaxBudget, Keys: cfg.Limits.KeyLimits()},
-		Version: Version, Logger: logger,
+		Version: moduleVersion(), Logger: logger,
 	})
 }
 
@@ -34,13 +33,15 @@ func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) 
 // carries the protocol only. It serves until the client closes stdin or
 // the process is told to stop.
 func runMCP(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	v := verb{name: "mcp", summary: "Serve the MCP tools over stdin and stdout, for an MCP client that starts engram\n(tenant: that of ENGRAM_API_KEY, else auth.default_tenant). Logs go to stderr."}
+	fs := newFlags(v)
 	load := commonFlags(fs, false)
-	if err := fs.Parse(args); err != nil {
+	positional, err := parse(fs, v, args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("mcp: unexpected argument %q", fs.Arg(0))
+	if err := noArgs(v, positional); err != nil {
+		return err
 	}
 	cfg, err := load(environ)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/store"
@@ -49,6 +47,12 @@ func registerMirrorMetrics(reg prometheus.Registerer, m *journal.Mirror) error {
 	return nil
 }
 
+// mirrorVerbs are the sub-verbs of engram mirror.
+var mirrorVerbs = group{name: "mirror", subs: []verb{
+	{name: "mirror rebuild", summary: "Recreate the file mirror from the store (one JSON line per tenant; every tenant by default)."},
+	{name: "mirror sync", summary: "Apply the writes the file mirror has not followed yet (after engram sleep or reflect ran\nwith no server up, say)."},
+}}
+
 // runMirror is `engram mirror rebuild [--tenant T]`, which recreates the
 // file mirror from the store (one JSON line per tenant), and `engram
 // mirror sync`, which applies the writes it has not followed yet (after
@@ -56,34 +60,35 @@ func registerMirrorMetrics(reg prometheus.Registerer, m *journal.Mirror) error {
 // mirror.enabled says and beside a running server: a tenant's files are
 // locked while they change.
 func runMirror(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	if len(args) == 0 || (args[0] != "rebuild" && args[0] != "sync") {
-		return engram.Errorf(engram.EINVALID, "usage: engram mirror rebuild [--tenant NAME] | engram mirror sync")
-	}
-	verb := args[0]
-	fs := flag.NewFlagSet("mirror "+verb, flag.ContinueOnError)
-	load := commonFlags(fs, false)
-	var only *string
-	if verb == "rebuild" {
-		only = fs.String("tenant", "", "only this tenant (default: every tenant)")
-	}
-	if err := fs.Parse(args[1:]); err != nil {
+	v, err := mirrorVerbs.dispatch(args, stdout)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return engram.Errorf(engram.EINVALID, "mirror %s: unexpected argument %q", verb, fs.Arg(0))
+	fs := newFlags(v)
+	load := commonFlags(fs, false)
+	var only *string
+	if v.name == "mirror rebuild" {
+		only = fs.String("tenant", "", "only this tenant (default: every tenant)")
+	}
+	positional, err := parse(fs, v, args[1:], stdout)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(v, positional); err != nil {
+		return err
 	}
 	cfg, err := load(environ)
 	if err != nil {
 		return err
 	}
 	logger := NewLogger(cfg, os.Stderr)
-	db, err := Open(ctx, cfg, logger)
+	db, err := openExisting(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	mirror := newMirror(cfg, db, logger)
-	if verb == "sync" {
+	if v.name == "mirror sync" {
 		if err := mirror.Sync(ctx); err != nil {
 			return err
 		}

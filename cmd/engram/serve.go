@@ -243,9 +243,14 @@ func NewLogger(c configs.Config, w io.Writer) *slog.Logger {
 }
 
 func runServe(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	v := verb{name: "serve", summary: "Serve the HTTP API (/v1, /openapi.json), /mcp and the console at /console/. The first start\ncreates the database and, unless ENGRAM_API_KEY is set, the default tenant's key (<data>/api_key)."}
+	fs := newFlags(v)
 	load := commonFlags(fs, true)
-	if err := fs.Parse(args); err != nil {
+	positional, err := parse(fs, v, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(v, positional); err != nil {
 		return err
 	}
 	cfg, err := load(environ)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -63,10 +62,15 @@ func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *sle
 // runSleep is `engram sleep`: one cycle for every tenant, or --tenant's,
 // printing each tenant's result as a JSON line.
 func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("sleep", flag.ContinueOnError)
+	v := verb{name: "sleep", summary: "One sleep cycle — merge duplicates, archive, expire, compact the event log, re-reflect —\nfor every tenant (or --tenant's), printing each tenant's result as a JSON line."}
+	fs := newFlags(v)
 	load := commonFlags(fs, false)
 	tenant := fs.String("tenant", "", "only this tenant (default: every tenant)")
-	if err := fs.Parse(args); err != nil {
+	positional, err := parse(fs, v, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(v, positional); err != nil {
 		return err
 	}
 	cfg, err := load(environ)
@@ -74,7 +78,7 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 		return err
 	}
 	logger := NewLogger(cfg, os.Stderr)
-	db, err := Open(ctx, cfg, logger)
+	db, err := openExisting(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -101,11 +105,16 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 // runReflect is `engram reflect`: the reflector for one tenant (default:
 // auth.default_tenant), optionally one category, printing the result.
 func runReflect(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("reflect", flag.ContinueOnError)
+	v := verb{name: "reflect", summary: "Write the L3 reflections of a tenant's groups that changed (default tenant: auth.default_tenant)."}
+	fs := newFlags(v)
 	load := commonFlags(fs, false)
 	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
 	category := fs.String("category", "", "only this category")
-	if err := fs.Parse(args); err != nil {
+	positional, err := parse(fs, v, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(v, positional); err != nil {
 		return err
 	}
 	cfg, err := load(environ)
@@ -116,7 +125,7 @@ func runReflect(ctx context.Context, args, environ []string, stdout io.Writer) e
 		*tenant = cfg.Auth.DefaultTenant
 	}
 	logger := NewLogger(cfg, os.Stderr)
-	db, err := Open(ctx, cfg, logger)
+	db, err := openExisting(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
