@@ -213,7 +213,7 @@ export class Engram {
 
   /** A thumb or 1–5 rating; an idempotency key is generated when none is given. */
   feedback(request: FeedbackRequest): Promise<FeedbackResult> {
-    return this.json("POST", "/v1/feedback", { ...request, idempotency_key: request.idempotency_key ?? crypto.randomUUID() });
+    return this.json("POST", "/v1/feedback", { ...request, idempotency_key: request.idempotency_key ?? newIdempotencyKey() });
   }
 
   thumb(interactionId: string, thumb: "up" | "down", reason?: string): Promise<FeedbackResult> {
@@ -271,6 +271,17 @@ export class Engram {
   health(): Promise<Record<string, unknown>> {
     return this.json("GET", "/healthz");
   }
+}
+
+/** A random UUID: Web Crypto where there is one (browsers, Deno, Bun, Node 19+), else Math.random's bits. */
+function newIdempotencyKey(): string {
+  const webCrypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  if (webCrypto?.randomUUID) return webCrypto.randomUUID();
+  const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16));
+  hex[12] = "4";
+  hex[16] = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  const s = hex.join("");
+  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
 }
 
 async function errorFrom(resp: Response): Promise<EngramError> {

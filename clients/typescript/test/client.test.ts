@@ -5,6 +5,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -14,7 +15,7 @@ import { Engram, EngramError, retryWait } from "../src/index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const live = Boolean(process.env.ENGRAM_URL && process.env.ENGRAM_API_KEY);
-const marker = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+const marker = () => randomUUID().replaceAll("-", "").slice(0, 12);
 
 async function refusal(p: Promise<unknown>): Promise<EngramError> {
   try {
