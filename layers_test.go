@@ -59,7 +59,7 @@ func why(pkg string) string {
 	case isKit(pkg):
 		return "a kit package (internal/...) imports only the root, the leaves and other kit packages"
 	}
-	return "only cmd/engram wires sibling packages together (README, code map)"
+	return "only cmd/engram wires sibling packages together (README and docs/code-map.md)"
 }
 
 // TestLayers fails when a package imports a sibling it may not, a kit

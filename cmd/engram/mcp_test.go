@@ -175,24 +175,20 @@ func TestMCPOverServe(t *testing.T) {
 	mcptest.Scenario(t, connect(strings.TrimSpace(string(generated))), connect(acme))
 }
 
-// TestREADMEListsTheTools: the README's MCP tool table names exactly the
-// tools the server lists.
-func TestREADMEListsTheTools(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsListTheTools: the MCP tool table of docs/mcp.md names exactly
+// the tools the server lists.
+func TestDocsListTheTools(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## MCP\n")
-	if !ok {
-		t.Fatal("README has no MCP section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := string(doc)
 	var names []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
 		names = append(names, m[1])
 	}
 	slices.Sort(names)
 	if !slices.Equal(names, mcptest.Tools) {
-		t.Fatalf("README's MCP tools %v, the server's %v", names, mcptest.Tools)
+		t.Fatalf("docs/mcp.md's MCP tools %v, the server's %v", names, mcptest.Tools)
 	}
 }
