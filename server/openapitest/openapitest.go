@@ -8,6 +8,7 @@ package openapitest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -74,6 +75,28 @@ func (d *Document) schema(pointer string) (*jsonschema.Schema, error) {
 	}
 	d.schemas[pointer] = s
 	return s, nil
+}
+
+// CheckExamples validates the example of every component schema that
+// has one against that schema, so the examples a reader copies work.
+func (d *Document) CheckExamples() error {
+	var errs []error
+	components, _ := d.Raw["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	for _, name := range keys(schemas) {
+		ex, ok := schemas[name].(map[string]any)["example"]
+		if !ok {
+			continue
+		}
+		sch, err := d.schema("#/components/schemas/" + name)
+		if err == nil {
+			err = sch.Validate(ex)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the example of %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Operation is one method on one path of the document.
@@ -201,6 +224,53 @@ func (d *Document) Check(op Operation, status int, contentType string, body []by
 	return nil
 }
 
+// CheckRequest validates a request body of op against the document's
+// requestBody for its media type: what a client sends by the document
+// must be what the server takes, and the other way round.
+func (d *Document) CheckRequest(op Operation, contentType string, body []byte) error {
+	o, ok := d.operation(op)
+	if !ok {
+		return fmt.Errorf("%s is not in the document", op)
+	}
+	rb, ok := o["requestBody"]
+	if !ok {
+		if len(body) != 0 {
+			return fmt.Errorf("%s: the document gives no request body, the test sent one", op)
+		}
+		return nil
+	}
+	if len(body) == 0 {
+		if required, _ := d.deref(rb).(map[string]any)["required"].(bool); required {
+			return fmt.Errorf("%s: the document requires a request body", op)
+		}
+		return nil
+	}
+	content, _ := d.deref(rb).(map[string]any)["content"].(map[string]any)
+	media, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return fmt.Errorf("%s request: Content-Type %q: %w", op, contentType, err)
+	}
+	mt, ok := content[media].(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s request: media type %s is not documented (documented: %v)", op, media, keys(content))
+	}
+	if media != "application/json" && media != "application/merge-patch+json" {
+		return nil
+	}
+	sch, err := d.schemaOf(mt["schema"])
+	if err != nil {
+		return fmt.Errorf("%s request: %w", op, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%s request: the body is not JSON: %w", op, err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		return fmt.Errorf("%s request: the body does not match the document: %v\nbody: %.600s", op, err, body)
+	}
+	return nil
+}
+
 // schemaOf compiles an inline schema or the component it refers to.
 func (d *Document) schemaOf(s any) (*jsonschema.Schema, error) {
 	m, _ := s.(map[string]any)
@@ -264,10 +334,12 @@ func keys(m map[string]any) []string {
 	return out
 }
 
-// Transport validates every response that passes through it against the
-// document and records which operations were seen with which statuses.
-// A response the document does not describe is recorded in Errors; the
-// body is handed on unchanged.
+// Transport validates every request and response that passes through it
+// against the document and records which operations were seen with which
+// statuses. What the document does not describe is recorded in Errors
+// (a request the server refused is checked only for its response: a
+// refusal is the server's answer to what the document does not allow);
+// bodies are handed on unchanged.
 type Transport struct {
 	Doc  *Document
 	Base http.RoundTripper
@@ -282,6 +354,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
+	}
+	var sent []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		sent = b
+		req.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	resp, err := base.RoundTrip(req)
 	if err != nil {
@@ -304,6 +386,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	t.Seen[op] = append(t.Seen[op], resp.StatusCode)
+	if resp.StatusCode < 400 {
+		// A request the server took must be one the document allows.
+		if err := t.Doc.CheckRequest(op, req.Header.Get("Content-Type"), sent); err != nil {
+			t.Errors = append(t.Errors, err)
+		}
+	}
 	if err := t.Doc.Check(op, resp.StatusCode, resp.Header.Get("Content-Type"), body); err != nil {
 		t.Errors = append(t.Errors, err)
 	}
