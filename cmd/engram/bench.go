@@ -310,9 +310,6 @@ func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdou
 	})
 	positional, err := parse(shown, v, args, stdout)
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			return engram.Errorf(engram.EINVALID, "%s: %v (see engram %s --help)", v.name, err, v.name)
-		}
 		return err
 	}
 	return noArgs(v, positional)

@@ -47,8 +47,9 @@ func parse(fs *flag.FlagSet, v verb, args []string, stdout io.Writer) ([]string,
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				printUsage(fs, v, stdout)
+				return nil, err
 			}
-			return nil, err
+			return nil, engram.Errorf(engram.EINVALID, "%s: %v (see engram %s --help)", v.name, err, v.name)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
