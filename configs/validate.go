@@ -61,6 +61,12 @@ func (c Config) Validate() error {
 	if c.Auth.APIKey != "" && len(c.Auth.APIKey) < 16 {
 		bad("auth.api_key", "must be at least 16 characters")
 	}
+	if c.Auth.AdminKey != "" && len(c.Auth.AdminKey) < 16 {
+		bad("auth.admin_key", "must be at least 16 characters")
+	}
+	if c.Auth.AdminKey != "" && c.Auth.AdminKey == c.Auth.APIKey {
+		bad("auth.admin_key", "must differ from auth.api_key")
+	}
 	if a := c.Auth; a.FailureBurst < 1 || a.FailureRefill <= 0 || a.FailureClients < 1 {
 		bad("auth", "failure_burst and failure_clients must be at least 1 and failure_refill positive")
 	}
