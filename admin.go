@@ -3,6 +3,7 @@ package engram
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 )
 
 // Clearances, lowest first: a key whose clearance is one of them reads
@@ -115,8 +116,21 @@ func ReaderFromContext(ctx context.Context) *Reader {
 // Withheld is how many memories the reader in ctx was denied in clear so
 // far; 0 without a reader.
 func Withheld(ctx context.Context) int {
-	if r := ReaderFromContext(ctx); r != nil {
-		return int(*r.withheld)
+	if r := ReaderFromContext(ctx); r != nil && r.withheld != nil {
+		return int(atomic.LoadInt64(r.withheld))
 	}
 	return 0
+}
+
+// WithReader returns ctx carrying r as it is, sharing its count of
+// withheld memories (a reader derived from the request's own).
+func WithReader(ctx context.Context, r *Reader) context.Context {
+	return context.WithValue(ctx, readerKey{}, r)
+}
+
+// CountWithheld counts one memory withheld from r.
+func (r *Reader) CountWithheld() {
+	if r.withheld != nil {
+		atomic.AddInt64(r.withheld, 1)
+	}
 }

@@ -75,7 +75,7 @@ func (c Config) Validate() error {
 	}
 	l := c.Limits
 	for key, n := range map[string]int64{
-		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
+		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_import_bytes": l.MaxImportBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
 		"limits.max_content_chars": int64(l.MaxContentChars), "limits.max_summary_chars": int64(l.MaxSummaryChars),
 		"limits.max_tags": int64(l.MaxTags), "limits.max_tag_chars": int64(l.MaxTagChars),
 		"limits.max_key_bytes": int64(l.MaxKeyBytes), "limits.max_key_segment_bytes": int64(l.MaxKeySegmentBytes),
