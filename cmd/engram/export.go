@@ -17,8 +17,11 @@ import (
 // runExport writes a tenant's preference data as JSON Lines, offline,
 // straight from the store: the same lines GET /v1/pairs streams.
 func runExport(ctx context.Context, args, environ []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "tenant" {
+		return runExportTenant(ctx, args[1:], environ, stdout)
+	}
 	if len(args) == 0 || args[0] != "pairs" {
-		return errors.New("export: want `export pairs --format F --out FILE`")
+		return errors.New("export: want `export pairs --format F --out FILE` or `export tenant [--out FILE]`")
 	}
 	fs := flag.NewFlagSet("export pairs", flag.ContinueOnError)
 	load := commonFlags(fs, false)

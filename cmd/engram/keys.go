@@ -52,13 +52,13 @@ func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) erro
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTENANT\tNAME\tPREFIX\tCREATED\tREVOKED")
+		fmt.Fprintln(tw, "ID\tTENANT\tNAME\tPREFIX\tCLEARANCE\tCREATED\tREVOKED")
 		for _, k := range keys {
 			revoked := "-"
 			if k.RevokedAt != nil {
 				revoked = k.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.TenantName, k.Name, k.Prefix, k.CreatedAt.Format(time.RFC3339), revoked)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s…\t%s\t%s\t%s\n", k.ID, k.TenantName, k.Name, k.Prefix, k.Clearance, k.CreatedAt.Format(time.RFC3339), revoked)
 		}
 		return tw.Flush()
 	case "revoke":

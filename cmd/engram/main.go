@@ -32,6 +32,14 @@ usage:
   engram keys revoke KEY_ID
   engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]
                      [--since T] [--until T] [--category C] [--min-margin M]
+  engram export tenant [--tenant NAME] [--out FILE]   the tenant as JSON Lines (docs/export.md)
+  engram import [--tenant NAME] [--ids remap|keep] FILE   load an export into an empty tenant
+  engram import markdown [--tenant NAME] [--split file|heading] [--category C] DIR
+                     one memory per .md file or per heading; front matter sets fields
+  engram backup --out FILE                            consistent copy of the SQLite database while serving
+  engram prune [--tenant NAME] --action archive|delete [--older-than D|--before T] [--category C]
+                     [--below-retention R] [--dry-run]
+  engram reset --tenant NAME --confirm NAME           remove all of a tenant's data (keys stay)
   engram reflect [--tenant NAME] [--category C]       write L3 reflections of the groups that changed
   engram sleep [--tenant NAME]                        merge, archive, expire, compact, re-reflect (every tenant by default)
   engram mirror rebuild [--tenant NAME]               recreate the file mirror from the store (every tenant by default)
@@ -76,6 +84,14 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runKeys(ctx, args[1:], environ, stdout)
 	case "export":
 		err = runExport(ctx, args[1:], environ, stdout)
+	case "import":
+		err = runImport(ctx, args[1:], environ, stdout)
+	case "backup":
+		err = runBackup(ctx, args[1:], environ, stdout)
+	case "prune":
+		err = runPrune(ctx, args[1:], environ, stdout)
+	case "reset":
+		err = runReset(ctx, args[1:], environ, stdout)
 	case "bench":
 		err = runBench(ctx, args[1:], environ, stdout)
 	case "reflect":
