@@ -30,9 +30,21 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if _, err := db.DeleteMemory(src, gone.ID, nil); err != nil {
 			t.Fatal(err)
 		}
+		if _, _, err := db.AppendSessionEvents(src, "chat-1", "", []*engram.SessionEvent{
+			{Type: "message", Role: "user", Content: "where does Maya live?"},
+			{Type: "message", Role: "assistant", Content: "Lisbon"}}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		in, err := db.CreateInteraction(src, &engram.Interaction{Prompt: "where does Maya live?", Response: "Lisbon", SessionID: "chat-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out bytes.Buffer
 		if err := db.ExportTenant(src, &out); err != nil {
 			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), in.ID) {
+			t.Fatal("the export misses the interaction")
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		var h engram.ExportHeader
@@ -44,7 +56,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Records["memory"] != 3 || res.Records["memory_event"] < 5 || res.Remapped < 3 {
+		if res.Records["memory"] != 3 || res.Records["memory_event"] < 5 || res.Remapped < 4 || res.Records["session"] != 1 ||
+			res.Records["session_event"] != 2 || res.Records["interaction"] != 1 {
 			t.Fatalf("import result %+v", res)
 		}
 		got, err := db.FindMemoryByKey(dst, "/user/profile/city")
@@ -58,6 +71,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		hist, err := db.FindMemoryEvents(dst, page.Items[0].ID)
 		if err != nil || len(hist) != 2 || hist[0].After == nil || hist[0].After.ID != page.Items[0].ID || hist[0].After.Content != "Maya drinks oat-milk flat whites" {
 			t.Fatalf("history after import: %+v %v", hist, err)
+		}
+		if _, evs, err := db.SessionEvents(dst, "chat-1"); err != nil || len(evs) != 2 || evs[1].Content != "Lisbon" {
+			t.Fatalf("session after import: %+v %v", evs, err)
 		}
 		if _, err := db.ImportTenant(dst, bytes.NewReader(out.Bytes()), ""); engram.ErrorCode(err) != engram.ECONFLICT {
 			t.Fatalf("import into a full tenant: %v", err)
