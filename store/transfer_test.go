@@ -35,6 +35,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 			{Type: "message", Role: "assistant", Content: "Lisbon"}}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
+		if err := db.SaveVector(src, a.ID, "test-model", []float32{0.25, -1, 3}); err != nil {
+			t.Fatal(err)
+		}
 		in, err := db.CreateInteraction(src, &engram.Interaction{Prompt: "where does Maya live?", Response: "Lisbon", SessionID: "chat-1"})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +60,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Records["memory"] != 3 || res.Records["memory_event"] < 5 || res.Remapped < 4 || res.Records["session"] != 1 ||
-			res.Records["session_event"] != 2 || res.Records["interaction"] != 1 {
+			res.Records["session_event"] != 2 || res.Records["interaction"] != 1 || res.Records["memory_vector"] != 1 {
 			t.Fatalf("import result %+v", res)
 		}
 		got, err := db.FindMemoryByKey(dst, "/user/profile/city")
@@ -67,6 +70,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		page, err := db.FindMemories(dst, engram.MemoryFilter{Query: ptr("cortados")})
 		if err != nil || len(page.Items) != 1 || page.Items[0].ID == a.ID || page.Items[0].Version != 2 {
 			t.Fatalf("imported memory: %+v %v", page, err)
+		}
+		if hits, err := db.VectorSearch(dst, "test-model", []float32{0.25, -1, 3}, "", 5); err != nil || len(hits) != 1 || hits[0].Memory.ID != page.Items[0].ID {
+			t.Fatalf("vector after import: %+v %v", hits, err)
 		}
 		hist, err := db.FindMemoryEvents(dst, page.Items[0].ID)
 		if err != nil || len(hist) != 2 || hist[0].After == nil || hist[0].After.ID != page.Items[0].ID || hist[0].After.Content != "Maya drinks oat-milk flat whites" {
@@ -151,6 +157,29 @@ func TestPruneAndReset(t *testing.T) {
 		}
 		if p, _ := db.FindMemories(ctx, engram.MemoryFilter{IncludeArchived: true, IncludeInvalid: true}); len(p.Items) != 2 {
 			t.Fatalf("after re-import: %d memories", len(p.Items))
+		}
+	})
+}
+
+// TestPruneBelowRetention: a prune by retention takes the memories that
+// decayed below it, never a P0 one.
+func TestPruneBelowRetention(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		o.Now = func() time.Time { return now }
+		db := storetest.OpenWith(t, o)
+		ctx := storetest.Tenant(t, db, "acme")
+		faded := mustCreate(t, db, ctx, &engram.Memory{Content: "a passing remark", Category: "life", Priority: engram.P3})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "the user's name is Maya", Category: "life", Priority: engram.P0})
+		now = now.Add(60 * 24 * time.Hour)
+		fresh := mustCreate(t, db, ctx, &engram.Memory{Content: "a new remark", Category: "life", Priority: engram.P3})
+		res, err := db.PruneMemories(ctx, engram.PruneFilter{Action: engram.PruneArchive, BelowRetention: ptr(0.5)})
+		if err != nil || res.Matched != 1 || res.IDs[0] != faded.ID {
+			t.Fatalf("prune below retention: %+v %v (fresh %s)", res, err, fresh.ID)
+		}
+		if _, err := db.PruneMemories(ctx, engram.PruneFilter{Action: engram.PruneArchive, BelowRetention: ptr(1.5)}); engram.ErrorCode(err) != engram.EINVALID {
+			t.Fatalf("below_retention 1.5: %v", err)
 		}
 	})
 }
