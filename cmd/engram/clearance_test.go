@@ -128,6 +128,20 @@ func TestClearanceEveryDoor(t *testing.T) {
 				t.Errorf("%s %s: %d, want 404 for a memory above the clearance", d.method, d.path, s)
 			}
 		}
+		// Writes cannot read, nor lower a level.
+		for _, w := range []struct{ method, path, body string }{
+			{"PATCH", "/v1/memories/" + hidden, `{"security_level":"public"}`},
+			{"DELETE", "/v1/memories/" + hidden, ""},
+			{"POST", "/v1/memories/" + hidden + "/rollback", `{"version":1}`},
+			{"PUT", "/v1/keys/office/wifi/secret", `{"content":"overwritten","source":"bot"}`},
+		} {
+			if s, _, b := call(t, m, w.method, w.path, internal, "application/json", w.body); s != http.StatusNotFound || leaks(b) {
+				t.Errorf("%s %s through an internal key: %d %s, want 404", w.method, w.path, s, b)
+			}
+		}
+		if _, _, b := call(t, m, "GET", "/v1/keys/office/wifi/secret", secret, "", ""); !strings.Contains(b, "tangerine") {
+			t.Errorf("a refused write changed the memory: %s", b)
+		}
 		if _, h, b := call(t, m, "POST", "/v1/recall", secret, "application/json", doors[0].body); !strings.Contains(b, "tangerine") || h.Get("X-Engram-Withheld") != "" {
 			t.Errorf("a secret key must read everything: %s", b)
 		}
@@ -139,6 +153,9 @@ func TestClearanceEveryDoor(t *testing.T) {
 		if s, h, b := call(t, m, "GET", "/v1/memories/"+hidden, internal, "", ""); s != http.StatusOK || leaks(b) ||
 			!strings.Contains(b, "[withheld: confidential]") || h.Get("X-Engram-Withheld") != "1" {
 			t.Errorf("masked get: %d %v %s", s, h, b)
+		}
+		if s, _, b := call(t, m, "PATCH", "/v1/memories/"+hidden, internal, "application/json", `{"security_level":"public"}`); s != http.StatusForbidden || leaks(b) {
+			t.Errorf("masked patch: %d %s, want 403", s, b)
 		}
 
 		// The masker.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/wire"
 )
 
 // MaskedText is what a masked memory says instead of its content.
@@ -90,8 +91,9 @@ func SeeOne(ctx context.Context, m *engram.Memory, err error) (*engram.Memory, e
 	return nil, engram.Errorf(engram.ENOTFOUND, "memory not found")
 }
 
-// Memories is a memory service whose reads go through See; writes pass
-// unchanged.
+// Memories is a memory service whose reads go through See, and whose
+// writes to an existing memory are refused when the reader may not read
+// it (guard); creating memories passes unchanged.
 type Memories struct {
 	engram.MemoryService
 }
@@ -151,4 +153,90 @@ func seeEvents(ctx context.Context, evs []*engram.MemoryEvent) []*engram.MemoryE
 		e.Before, e.After = See(mctx, e.Before), See(mctx, e.After)
 	}
 	return evs
+}
+
+// guard refuses a write to a memory the reader may not read in clear, so
+// that a write cannot read (its answer is the memory) nor lower a level:
+// ENOTFOUND as a read would be in omit mode, EFORBIDDEN in mask mode. A
+// key may write above its clearance (a new memory, or raising a level).
+func guard(ctx context.Context, m *engram.Memory, err error) error {
+	r := engram.ReaderFromContext(ctx)
+	switch {
+	case r == nil || engram.ErrorCode(err) == engram.ENOTFOUND:
+		return nil
+	case err != nil:
+		return err
+	case engram.Cleared(r.Clearance, m.SecurityLevel):
+		return nil
+	}
+	r.CountWithheld()
+	if r.Withhold == engram.WithholdMask {
+		return engram.Errorf(wire.EFORBIDDEN, "this memory is above the key's clearance (%s)", r.Clearance)
+	}
+	return engram.Errorf(engram.ENOTFOUND, "memory not found")
+}
+
+func (s Memories) guardID(ctx context.Context, id string) error {
+	if engram.ReaderFromContext(ctx) == nil {
+		return nil
+	}
+	m, err := s.MemoryService.FindMemoryByID(ctx, id)
+	return guard(ctx, m, err)
+}
+
+// UpdateMemory implements engram.MemoryService.
+func (s Memories) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate) (*engram.Memory, error) {
+	if err := s.guardID(ctx, id); err != nil {
+		return nil, err
+	}
+	m, err := s.MemoryService.UpdateMemory(ctx, id, u)
+	return seeWritten(ctx, m, err)
+}
+
+// DeleteMemory implements engram.MemoryService.
+func (s Memories) DeleteMemory(ctx context.Context, id string, expect *int64) (*engram.Memory, error) {
+	if err := s.guardID(ctx, id); err != nil {
+		return nil, err
+	}
+	m, err := s.MemoryService.DeleteMemory(ctx, id, expect)
+	return seeWritten(ctx, m, err)
+}
+
+// RollbackMemory implements engram.MemoryService.
+func (s Memories) RollbackMemory(ctx context.Context, id string, version int64, expect *int64) (*engram.Memory, error) {
+	if err := s.guardID(ctx, id); err != nil {
+		return nil, err
+	}
+	m, err := s.MemoryService.RollbackMemory(ctx, id, version, expect)
+	return seeWritten(ctx, m, err)
+}
+
+// SetKey implements engram.MemoryService: replacing or tombstoning a
+// memory above the clearance is refused as in guard.
+func (s Memories) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, error) {
+	if engram.ReaderFromContext(ctx) != nil {
+		if m, err := s.MemoryService.FindMemoryByKey(ctx, w.Key); engram.ErrorCode(err) != engram.EINVALID {
+			if err := guard(ctx, m, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	m, err := s.MemoryService.SetKey(ctx, w)
+	return seeWritten(ctx, m, err)
+}
+
+// seeWritten is what the writer sees of the memory its write left: the
+// masker applies; a memory the write raised above the clearance is
+// masked (the writer knows what it wrote, not what it may read now).
+func seeWritten(ctx context.Context, m *engram.Memory, err error) (*engram.Memory, error) {
+	if err != nil || m == nil {
+		return m, err
+	}
+	r := engram.ReaderFromContext(ctx)
+	if r == nil {
+		return m, nil
+	}
+	mask := *r
+	mask.Withhold = engram.WithholdMask
+	return See(engram.WithReader(ctx, &mask), m), nil
 }
