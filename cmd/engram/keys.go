@@ -9,6 +9,8 @@ import (
 	"os"
 	"text/tabwriter"
 	"time"
+
+	"github.com/engram-memory/engram"
 )
 
 func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) error {
@@ -20,6 +22,7 @@ func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) erro
 	load := commonFlags(fs, false)
 	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
 	name := fs.String("name", "cli", "label for the new key")
+	clearance := fs.String("clearance", "", "highest security_level the new key reads (default: internal)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -40,9 +43,17 @@ func runKeys(ctx context.Context, args, environ []string, stdout io.Writer) erro
 		if _, err := db.EnsureTenant(ctx, *tenant); err != nil {
 			return err
 		}
+		if *clearance != "" && !engram.ValidSecurityLevel(*clearance) {
+			return errors.New("keys create: --clearance must be public, internal, confidential or secret")
+		}
 		key, secret, err := db.CreateAPIKey(ctx, *tenant, *name)
 		if err != nil {
 			return err
+		}
+		if *clearance != "" {
+			if key, err = db.UpdateAPIKey(ctx, key.ID, engram.KeyUpdate{Clearance: clearance}); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(stdout, "%s\n", secret)
 		fmt.Fprintf(os.Stderr, "created key %s for tenant %q; the secret above is shown only once\n", key.ID, *tenant)

@@ -27,7 +27,7 @@ usage:
   engram serve [--addr HOST:PORT] [--data DIR] [--config FILE]
   engram mcp [--data DIR] [--config FILE]             MCP tools over stdio, for an MCP client
                      (tenant: that of ENGRAM_API_KEY, else auth.default_tenant)
-  engram keys create [--tenant NAME] [--name LABEL]   print a new API key (shown once)
+  engram keys create [--tenant NAME] [--name LABEL] [--clearance LEVEL]   print a new API key (shown once)
   engram keys list [--tenant NAME]
   engram keys revoke KEY_ID
   engram export pairs --format trl|trl-conversational|trl-unpaired|openai [--out FILE] [--tenant NAME]

@@ -97,6 +97,16 @@ func TestTransferCLI(t *testing.T) {
 		t.Fatalf("copy holds %d memories", len(got))
 	}
 
+	if code, _, stderr := runCLI("keys", "create", "--data", data, "--tenant", "copy", "--clearance", "top"); code != 1 || !strings.Contains(stderr, "clearance") {
+		t.Fatalf("keys create with a bad clearance: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("keys", "create", "--data", data, "--tenant", "copy", "--clearance", "secret"); code != 0 {
+		t.Fatalf("keys create --clearance: %s", stderr)
+	}
+	if _, out, _ := runCLI("keys", "list", "--data", data, "--tenant", "copy"); !strings.Contains(out, "secret") {
+		t.Fatalf("keys list shows no clearance: %s", out)
+	}
+
 	backup := filepath.Join(t.TempDir(), "engram.db")
 	if code, _, stderr := runCLI("backup", "--data", data, "--out", backup); code != 0 {
 		t.Fatalf("backup: %s", stderr)
