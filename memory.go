@@ -27,8 +27,9 @@ func (p Priority) Valid() bool {
 	return false
 }
 
-// Security levels of a memory. They are stored and returned so that a
-// client can filter what it shows; engram itself does not redact by level.
+// Security levels of a memory, lowest first. A read through an API key
+// shows a memory above the key's clearance left out or masked (see
+// Cleared, Reader and docs/admin.md).
 const (
 	SecurityPublic       = "public"
 	SecurityInternal     = "internal"

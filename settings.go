@@ -28,7 +28,9 @@ func DefaultMemoryConfig() MemoryConfig {
 
 // LimitsConfig bounds what one request or one memory may hold.
 type LimitsConfig struct {
-	MaxBodyBytes       int64 `yaml:"max_body_bytes"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxImportBytes bounds one POST /v1/import (a whole tenant export).
+	MaxImportBytes     int64 `yaml:"max_import_bytes"`
 	MaxJSONDepth       int   `yaml:"max_json_depth"`
 	MaxBatch           int   `yaml:"max_batch"`
 	MaxContentChars    int   `yaml:"max_content_chars"`
@@ -46,7 +48,7 @@ type LimitsConfig struct {
 // summary, 32 tags of 64 characters, keys of 1,024 bytes (200 a segment),
 // list pages of 50 (at most 500).
 func DefaultLimitsConfig() LimitsConfig {
-	return LimitsConfig{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: 100, MaxContentChars: 32768,
+	return LimitsConfig{MaxBodyBytes: 1 << 20, MaxImportBytes: 1 << 30, MaxJSONDepth: 32, MaxBatch: 100, MaxContentChars: 32768,
 		MaxSummaryChars: 4096, MaxTags: 32, MaxTagChars: 64, MaxKeyBytes: 1024, MaxKeySegmentBytes: 200,
 		DefaultListLimit: 50, MaxListLimit: 500}
 }

@@ -22,6 +22,15 @@ type APIKey struct {
 	Prefix     string     `json:"prefix"` // first characters, to recognise a key
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	// Clearance is the highest memory security_level the key may read
+	// (DefaultClearance unless the admin API set another).
+	Clearance string `json:"clearance"`
+	// MaskPII makes the masker redact secrets and personal data from what
+	// the key reads (see internal/mask).
+	MaskPII bool `json:"mask_pii"`
+	// Withhold is the key's tenant's withhold mode, filled by
+	// Authenticate.
+	Withhold string `json:"-"`
 }
 
 // AuthService manages tenants and their API keys.

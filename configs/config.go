@@ -142,6 +142,11 @@ type StoreConfig struct {
 type AuthConfig struct {
 	APIKey        string `yaml:"api_key" secret:"true"`
 	DefaultTenant string `yaml:"default_tenant"`
+	// AdminKey turns the admin API (/v1/admin/...) on: a bearer key that
+	// manages tenants, keys, quotas, clearances and lifecycle, and reads
+	// no tenant's memories. Empty: the admin API answers 404.
+	// ENGRAM_ADMIN_KEY (and _FILE) is short for ENGRAM_AUTH_ADMIN_KEY.
+	AdminKey string `yaml:"admin_key" secret:"true"`
 	// FailureBurst is how many failed sign-ins or bad bearer keys one
 	// client address may send before it is answered 429 (with
 	// Retry-After) without its key being checked; it earns one more try

@@ -56,6 +56,11 @@ func applyEnv(cfg *Config, environ []string) error {
 	if v, ok := env["ENGRAM_API_KEY_FILE"]; ok {
 		env["ENGRAM_AUTH_API_KEY_FILE"] = v
 	}
+	for _, suffix := range []string{"", "_FILE"} {
+		if v, ok := env["ENGRAM_ADMIN_KEY"+suffix]; ok {
+			env["ENGRAM_AUTH_ADMIN_KEY"+suffix] = v
+		}
+	}
 	return walk(reflect.ValueOf(cfg).Elem(), "ENGRAM", func(name string, f reflect.Value, secret bool) error {
 		raw, ok := env[name]
 		if secret {

@@ -61,6 +61,12 @@ func (c Config) Validate() error {
 	if c.Auth.APIKey != "" && len(c.Auth.APIKey) < 16 {
 		bad("auth.api_key", "must be at least 16 characters")
 	}
+	if c.Auth.AdminKey != "" && len(c.Auth.AdminKey) < 16 {
+		bad("auth.admin_key", "must be at least 16 characters")
+	}
+	if c.Auth.AdminKey != "" && c.Auth.AdminKey == c.Auth.APIKey {
+		bad("auth.admin_key", "must differ from auth.api_key")
+	}
 	if a := c.Auth; a.FailureBurst < 1 || a.FailureRefill <= 0 || a.FailureClients < 1 {
 		bad("auth", "failure_burst and failure_clients must be at least 1 and failure_refill positive")
 	}
@@ -69,7 +75,7 @@ func (c Config) Validate() error {
 	}
 	l := c.Limits
 	for key, n := range map[string]int64{
-		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
+		"limits.max_body_bytes": l.MaxBodyBytes, "limits.max_import_bytes": l.MaxImportBytes, "limits.max_json_depth": int64(l.MaxJSONDepth), "limits.max_batch": int64(l.MaxBatch),
 		"limits.max_content_chars": int64(l.MaxContentChars), "limits.max_summary_chars": int64(l.MaxSummaryChars),
 		"limits.max_tags": int64(l.MaxTags), "limits.max_tag_chars": int64(l.MaxTagChars),
 		"limits.max_key_bytes": int64(l.MaxKeyBytes), "limits.max_key_segment_bytes": int64(l.MaxKeySegmentBytes),

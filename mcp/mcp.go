@@ -99,6 +99,9 @@ func New(cfg Config) *Server {
 type Identity struct {
 	TenantID string
 	KeyID    string
+	// Reader is the key's read rights (clearance, masker, its tenant's
+	// withhold mode); nil reads with full rights (stdio without a key).
+	Reader *engram.Reader
 }
 
 // caller is whom one call acts for.
@@ -218,7 +221,8 @@ func (s *Server) Handler() http.Handler {
 				return
 			}
 		}
-		c := caller{Identity: Identity{TenantID: key.TenantID, KeyID: key.ID}, RequestID: w.Header().Get("X-Request-ID")}
+		c := caller{Identity: Identity{TenantID: key.TenantID, KeyID: key.ID, Reader: ReaderOf(key)},
+			RequestID: w.Header().Get("X-Request-ID")}
 		if c.RequestID == "" {
 			c.RequestID = newRequestID()
 		}
@@ -321,4 +325,14 @@ func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.min}
+}
+
+// ReaderOf is who reads through key: its clearance (engram.DefaultClearance
+// when it has none), masker and tenant's withhold mode.
+func ReaderOf(key *engram.APIKey) *engram.Reader {
+	r := &engram.Reader{Clearance: key.Clearance, MaskPII: key.MaskPII, Withhold: key.Withhold}
+	if r.Clearance == "" {
+		r.Clearance = engram.DefaultClearance
+	}
+	return r
 }

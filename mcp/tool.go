@@ -90,6 +90,9 @@ func (b *toolbox) call(ctx context.Context, name string, req *sdk.CallToolReques
 	}
 	ctx = engram.NewContextWithTenant(ctx, c.TenantID)
 	ctx = engram.NewContextWithActor(ctx, engram.Actor{KeyID: c.KeyID, RequestID: c.RequestID})
+	if c.Reader != nil {
+		ctx = engram.NewContextWithReader(ctx, *c.Reader)
+	}
 	out, err := run(ctx)
 	if err != nil {
 		return errorResult(err)
@@ -98,11 +101,21 @@ func (b *toolbox) call(ctx context.Context, name string, req *sdk.CallToolReques
 	if err != nil {
 		return errorResult(fmt.Errorf("mcp: encode %s result: %w", name, err))
 	}
-	return &sdk.CallToolResult{
+	res = &sdk.CallToolResult{
 		Content:           []sdk.Content{&sdk.TextContent{Text: string(body)}},
 		StructuredContent: json.RawMessage(body),
 	}
+	if n := engram.Withheld(ctx); n > 0 {
+		// As REST's X-Engram-Withheld: memories above the key's clearance
+		// left out or masked.
+		res.Meta = sdk.Meta{WithheldMeta: n}
+	}
+	return res
 }
+
+// WithheldMeta is the _meta field of a tool result that counts the
+// memories above the key's clearance the call left out or masked.
+const WithheldMeta = "engram/withheld"
 
 // log writes one line per call; internal errors in full, with the request
 // id that the server's own request log and the memory events carry.

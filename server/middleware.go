@@ -108,7 +108,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Set("tenant_id", key.TenantID)
 	ctx := engram.NewContextWithTenant(c.Request.Context(), key.TenantID)
 	ctx = engram.NewContextWithActor(ctx, engram.Actor{KeyID: key.ID, RequestID: c.GetString("request_id")})
+	ctx = engram.NewContextWithReader(ctx, readerOf(key))
 	c.Request = c.Request.WithContext(ctx)
+	c.Writer = &withheldWriter{ResponseWriter: c.Writer, c: c}
 	c.Next()
 }
 

@@ -24,6 +24,8 @@ type Limits struct {
 	MaxJSONDepth int
 	MaxBatch     int
 	Keys         engram.KeyLimits
+	// MaxImportBytes bounds the body of POST /v1/import.
+	MaxImportBytes int64
 	// MaxBudget is recall.max_budget: a /v1/boot that names no token_limit
 	// is rendered within engram.DefaultBudget of it, as over MCP. Zero
 	// leaves that default uncapped (the recall service still checks).
@@ -68,6 +70,13 @@ type Config struct {
 	Sessions engram.SessionService
 	Personas engram.PersonaService
 	Prompt   engram.PromptService
+
+	// AdminKey, when set with Admin, turns the admin API on
+	// (/v1/admin/...); without it those paths are 404.
+	AdminKey string
+	Admin    Admin
+	// Transfer, when set, serves GET /v1/export and POST /v1/import.
+	Transfer engram.TransferService
 
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
@@ -129,7 +138,14 @@ func New(cfg Config) (*Server, error) {
 		e.Any("/mcp", s.slowGuessing, gin.WrapH(cfg.MCP))
 	}
 
+	if cfg.AdminKey != "" && cfg.Admin != nil {
+		s.adminRoutes()
+	}
 	v1 := e.Group("/v1", s.slowGuessing, s.authenticate, strictQuery)
+	if cfg.Transfer != nil {
+		v1.GET("/export", s.handleExport)
+		v1.POST("/import", s.handleImport)
+	}
 	v1.POST("/memories", s.handleCreateMemory)
 	v1.POST("/memories/batch", s.handleCreateBatch)
 	v1.GET("/memories", s.handleListMemories)

@@ -10,7 +10,8 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// Quotas bound what one tenant may hold; 0 leaves a quota unlimited.
+// Quotas bound what one tenant may hold; 0 leaves a quota unlimited. A
+// tenant's own quotas (the admin API, engram.TenantQuotas) override these.
 //
 // What a tenant holds is its tenant_usage row, which triggers keep in
 // the transaction of every write (migration 0017): live (not deleted)
@@ -47,6 +48,45 @@ type usage struct {
 	Memories int64
 	Bytes    int64
 	Sessions int64
+}
+
+// tenantLimits is a tenant's usage with its quota overrides (migration
+// 0020: NULL keeps the configured quota).
+type tenantLimits struct {
+	Memories    int64
+	Bytes       int64
+	Sessions    int64
+	MaxMemories *int64
+	MaxBytes    *int64
+	MaxSessions *int64
+}
+
+const tenantLimitsSQL = `SELECT u.memories, u.bytes, u.sessions, t.max_memories, t.max_bytes, t.max_sessions
+	FROM tenant_usage u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ?`
+
+// quotasOf is the configured quotas with the tenant's overrides.
+func (db *DB) quotasOf(l tenantLimits) Quotas {
+	q := db.quotas
+	for _, o := range []struct {
+		v   *int64
+		dst *int64
+	}{{l.MaxMemories, &q.Memories}, {l.MaxBytes, &q.Bytes}, {l.MaxSessions, &q.Sessions}} {
+		if o.v != nil {
+			*o.dst = *o.v
+		}
+	}
+	return q
+}
+
+// readLimits reads the tenant's usage and quota overrides, by primary
+// key, once per write that adds to a quota (the overrides are per tenant,
+// so a write can no longer skip the read when no quota is configured).
+func (db *DB) readLimits(g *gorm.DB, tenant string) (tenantLimits, error) {
+	var l tenantLimits
+	if err := g.Raw(tenantLimitsSQL, tenant).Scan(&l).Error; err != nil {
+		return l, fmt.Errorf("store: read tenant usage: %w", err)
+	}
+	return l, nil
 }
 
 // quotaRefusals counts the writes each quota refused in this process.
@@ -94,22 +134,20 @@ func changeUsage(was, next *memoryRow) usage {
 // naming the quota and its limit, if the tenant is past it. The caller
 // returns the error, which rolls the whole write back.
 func (db *DB) checkQuota(tx *gorm.DB, tenant string, added usage) error {
-	q := db.quotas
-	if !(added.Memories > 0 && q.Memories > 0 || added.Bytes > 0 && q.Bytes > 0 || added.Sessions > 0 && q.Sessions > 0) {
+	if added.Memories <= 0 && added.Bytes <= 0 && added.Sessions <= 0 {
 		return nil
 	}
-	var u usage
-	if err := tx.Raw(`SELECT memories, bytes, sessions FROM tenant_usage WHERE tenant_id = ?`, tenant).Scan(&u).Error; err != nil {
-		return fmt.Errorf("store: read tenant usage: %w", err)
+	l, err := db.readLimits(tx, tenant)
+	if err != nil {
+		return err
 	}
-	return db.overQuota(added, u)
+	return db.overQuota(db.quotasOf(l), added, usage{Memories: l.Memories, Bytes: l.Bytes, Sessions: l.Sessions})
 }
 
 // overQuota refuses, with EQUOTA naming the quota and its limit, a write
 // that added to a quota the tenant's usage u is now past, and counts the
 // refusal.
-func (db *DB) overQuota(added, u usage) error {
-	q := db.quotas
+func (db *DB) overQuota(q Quotas, added, u usage) error {
 	switch {
 	case added.Memories > 0 && q.Memories > 0 && u.Memories > q.Memories:
 		db.refusals.memories.Add(1)
@@ -135,14 +173,13 @@ func (db *DB) CheckQuota(ctx context.Context, memories, bytes int64) error {
 	if err != nil {
 		return err
 	}
-	q := db.quotas
-	if !(memories > 0 && q.Memories > 0 || bytes > 0 && q.Bytes > 0) {
+	if memories <= 0 && bytes <= 0 {
 		return nil
 	}
-	var u usage
-	if err := db.r.WithContext(ctx).Raw(`SELECT memories, bytes, sessions FROM tenant_usage WHERE tenant_id = ?`, tenant).
-		Scan(&u).Error; err != nil {
-		return fmt.Errorf("store: read tenant usage: %w", err)
+	l, err := db.readLimits(db.r.WithContext(ctx), tenant)
+	if err != nil {
+		return err
 	}
-	return db.overQuota(usage{Memories: memories, Bytes: bytes}, usage{Memories: u.Memories + memories, Bytes: u.Bytes + bytes})
+	return db.overQuota(db.quotasOf(l), usage{Memories: memories, Bytes: bytes},
+		usage{Memories: l.Memories + memories, Bytes: l.Bytes + bytes})
 }

@@ -30,6 +30,8 @@ type apiKeyRow struct {
 	Hash      string
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	Clearance string
+	MaskPII   bool
 }
 
 func (apiKeyRow) TableName() string { return "api_keys" }
@@ -128,7 +130,7 @@ func (db *DB) storeKey(ctx context.Context, tenantName, keyName, secret string) 
 		prefix = secret[:len(KeyPrefix)+4]
 	}
 	row := apiKeyRow{ID: newID("key"), TenantID: t.ID, Name: keyName, Prefix: prefix,
-		Hash: hashKey(secret), CreatedAt: db.now().UTC()}
+		Hash: hashKey(secret), CreatedAt: db.now().UTC(), Clearance: engram.DefaultClearance}
 	if err := db.w.WithContext(ctx).Create(&row).Error; err != nil {
 		if db.dialect.isUniqueViolation(err) {
 			return nil, engram.Errorf(engram.ECONFLICT, "this API key is already in use")
@@ -140,29 +142,37 @@ func (db *DB) storeKey(ctx context.Context, tenantName, keyName, secret string) 
 
 func (r *apiKeyRow) toAPIKey(tenantName string) *engram.APIKey {
 	return &engram.APIKey{ID: r.ID, TenantID: r.TenantID, TenantName: tenantName, Name: r.Name, Prefix: r.Prefix,
-		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt)}
+		CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt), Clearance: r.Clearance, MaskPII: r.MaskPII}
 }
 
 // FindAPIKeys implements engram.AuthService.
 func (db *DB) FindAPIKeys(ctx context.Context, tenantName string) ([]*engram.APIKey, error) {
+	if tenantName == "" {
+		return db.findKeys(db.r.WithContext(ctx), "1 = 1")
+	}
+	return db.findKeys(db.r.WithContext(ctx), "tenants.name = ?", tenantName)
+}
+
+// findKeys lists the keys matching where, with their tenant's name.
+func (db *DB) findKeys(g *gorm.DB, where string, args ...any) ([]*engram.APIKey, error) {
 	var rows []struct {
 		ID, TenantID, Name, Prefix, TenantName string
 		CreatedAt                              time.Time
 		RevokedAt                              *time.Time
+		Clearance                              string
+		MaskPII                                bool
 	}
-	q := db.r.WithContext(ctx).Table("api_keys").
-		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.created_at, api_keys.revoked_at, tenants.name AS tenant_name").
-		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id")
-	if tenantName != "" {
-		q = q.Where("tenants.name = ?", tenantName)
-	}
+	q := g.Table("api_keys").
+		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.created_at, api_keys.revoked_at, "+
+			"api_keys.clearance, api_keys.mask_pii, tenants.name AS tenant_name").
+		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id").Where(where, args...)
 	if err := q.Order("api_keys.created_at, api_keys.id").Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list keys: %w", err)
 	}
 	out := make([]*engram.APIKey, len(rows))
 	for i, r := range rows {
 		out[i] = &engram.APIKey{ID: r.ID, TenantID: r.TenantID, TenantName: r.TenantName, Name: r.Name, Prefix: r.Prefix,
-			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt)}
+			CreatedAt: r.CreatedAt.UTC(), RevokedAt: utcPtr(r.RevokedAt), Clearance: r.Clearance, MaskPII: r.MaskPII}
 	}
 	return out, nil
 }
@@ -182,14 +192,23 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) error {
 
 // Authenticate implements engram.AuthService.
 func (db *DB) Authenticate(ctx context.Context, secret string) (*engram.APIKey, error) {
-	var rows []apiKeyRow
-	if err := db.r.WithContext(ctx).Where("hash = ? AND revoked_at IS NULL", hashKey(secret)).Limit(1).Find(&rows).Error; err != nil {
+	var rows []struct {
+		ID, TenantID, Name, Prefix, Clearance, Withhold string
+		CreatedAt                                       time.Time
+		MaskPII                                         bool
+	}
+	if err := db.r.WithContext(ctx).Table("api_keys").
+		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.clearance, api_keys.created_at, api_keys.mask_pii, tenants.withhold").
+		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id").
+		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", hashKey(secret)).Limit(1).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: authenticate: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, engram.Errorf(engram.EUNAUTHORIZED, "invalid or revoked API key")
 	}
-	return rows[0].toAPIKey(""), nil
+	r := rows[0]
+	return &engram.APIKey{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Prefix: r.Prefix, CreatedAt: r.CreatedAt.UTC(),
+		Clearance: r.Clearance, MaskPII: r.MaskPII, Withhold: r.Withhold}, nil
 }
 
 // HasActiveKey implements engram.AuthService.

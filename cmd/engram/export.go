@@ -15,14 +15,19 @@ import (
 // exportVerbs are the sub-verbs of engram export.
 var exportVerbs = group{name: "export", subs: []verb{
 	{name: "export pairs", summary: "Write a tenant's preference data as JSON Lines, offline, straight from the store:\nthe lines GET /v1/pairs streams (trl, trl-conversational, trl-unpaired, openai)."},
+	{name: "export tenant", summary: "Write all of a tenant's data as versioned JSON Lines, offline: the lines GET /v1/export\nstreams and engram import reads (docs/export.md)."},
 }}
 
-// runExport writes a tenant's preference data as JSON Lines, offline,
-// straight from the store: the same lines GET /v1/pairs streams.
+// runExport is `engram export pairs`, a tenant's preference data as JSON
+// Lines, offline, straight from the store: the same lines GET /v1/pairs
+// streams; and `engram export tenant` (runExportTenant).
 func runExport(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	v, err := exportVerbs.dispatch(args, stdout)
 	if err != nil {
 		return err
+	}
+	if v.name == "export tenant" {
+		return runExportTenant(ctx, v, args[1:], environ, stdout)
 	}
 	fs := newFlags(v)
 	load := commonFlags(fs, false)

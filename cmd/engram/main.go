@@ -29,7 +29,11 @@ usage: engram VERB [flags]      (engram VERB --help lists a verb's flags)
   serve                         the HTTP API (/v1, /openapi.json), /mcp and /console/
   mcp                           the MCP tools over stdio, for an MCP client
   keys create|list|revoke       API keys of tenants
-  export pairs                  preference data as JSON Lines (TRL, OpenAI), offline
+  export pairs|tenant           preference data (TRL, OpenAI) or a whole tenant as JSON Lines
+  import FILE|markdown DIR      an export into an empty tenant, or Markdown notes as memories
+  backup                        a consistent copy of the SQLite database, also while serving
+  prune                         archive or delete a tenant's memories by age, category, retention
+  reset                         remove all of a tenant's data (its keys stay)
   reflect                       write L3 reflections of the groups that changed
   sleep                         merge, archive, expire, compact, re-reflect
   mirror rebuild|sync           the file mirror for shell agents
@@ -59,6 +63,14 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runKeys(ctx, args[1:], environ, stdout)
 	case "export":
 		err = runExport(ctx, args[1:], environ, stdout)
+	case "import":
+		err = runImport(ctx, args[1:], environ, stdout)
+	case "backup":
+		err = runBackup(ctx, args[1:], environ, stdout)
+	case "prune":
+		err = runPrune(ctx, args[1:], environ, stdout)
+	case "reset":
+		err = runReset(ctx, args[1:], environ, stdout)
 	case "bench":
 		err = runBench(ctx, args[1:], environ, stdout)
 	case "reflect":

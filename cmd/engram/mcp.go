@@ -116,7 +116,7 @@ func stdioIdentity(ctx context.Context, cfg configs.Config, db *store.DB) (mcp.I
 	if err != nil {
 		return mcp.Identity{}, err
 	}
-	return mcp.Identity{TenantID: key.TenantID, KeyID: key.ID}, nil
+	return mcp.Identity{TenantID: key.TenantID, KeyID: key.ID, Reader: mcp.ReaderOf(key)}, nil
 }
 
 // nopWriteCloser lets the protocol close stdout's writer without closing

@@ -21,6 +21,7 @@ import (
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/internal/clearance"
 	"github.com/engram-memory/engram/internal/ratelimit"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/learning"
@@ -130,7 +131,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore)
-	services := &Services{Memories: db, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
+	services := &Services{Memories: clearance.Memories{MemoryService: db}, Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Scorer: scorer}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
 		Dir: filepath.Join(cfg.DataDir, "reflections")}
@@ -141,11 +142,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
-	services.Working = working.New(db, db, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+	services.Working = working.New(db, clearance.Memories{MemoryService: db}, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
-		recall.WithDense(embedder, db, e.Timeout)
+		recall.WithDense(embedder, denseStore{db}, e.Timeout)
 		services.Embeddings = learning.NewEmbeddings(embedder, db, db, db, holderName(), logger)
 	}
 	if cfg.MirrorOn() {
@@ -173,8 +174,9 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
 		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
+		AdminKey: cfg.Auth.AdminKey, Admin: db, Transfer: db,
 		Limits: server.Limits{
-			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
+			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxImportBytes: cfg.Limits.MaxImportBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
 		},
 	})
@@ -187,9 +189,11 @@ type recallStore struct {
 	lexical *index.Index
 }
 
-// SearchMemories answers from the index.
+// SearchMemories answers from the index, as the reader may see it
+// (clearance.See, as every memory recall reads: see clearance.go).
 func (s recallStore) SearchMemories(ctx context.Context, q engram.LexicalQuery) ([]engram.LexicalHit, error) {
-	return s.lexical.SearchMemories(ctx, q)
+	hits, err := s.lexical.SearchMemories(ctx, q)
+	return clearance.SeeHits(ctx, hits), err
 }
 
 // holderName names this process in the feed leases it takes: host, pid
