@@ -49,8 +49,8 @@ func fullServer(t *testing.T) *server.Server {
 			}
 			return learning.NewEncoder(w, f), f.Paired(), nil
 		},
-		Sessions: w, Personas: w, Prompt: w, Quotas: db,
-		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
+		Sessions: w, Personas: w, Prompt: w, Quotas: db, AdminKey: adminSecret, Admin: db, Transfer: db,
+		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxImportBytes: lim.MaxImportBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -21,22 +21,24 @@ func TestOpenAPIResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := boot(t, t.TempDir(), nil)
+	m := boot(t, t.TempDir(), []string{"ENGRAM_ADMIN_KEY=" + testAdminKey})
 	key, err := os.ReadFile(m.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := &openapitest.Transport{Doc: doc}
 	client := &http.Client{Transport: tr}
-	call := func(method, path, contentType, body string, auth bool, want int) map[string]any {
+	// send makes one request with bearer (none when empty) and returns
+	// the answer's JSON object (if it is one), body and headers.
+	send := func(method, path, contentType, body, bearer string, want int) (map[string]any, []byte, http.Header) {
 		t.Helper()
 		var r io.Reader
 		if body != "" {
 			r = strings.NewReader(body)
 		}
 		req, _ := http.NewRequest(method, m.URL()+path, r)
-		if auth {
-			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
 		}
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
@@ -54,6 +56,15 @@ func TestOpenAPIResponses(t *testing.T) {
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			_ = json.Unmarshal(b, &out)
 		}
+		return out, b, resp.Header
+	}
+	call := func(method, path, contentType, body string, auth bool, want int) map[string]any {
+		t.Helper()
+		bearer := ""
+		if auth {
+			bearer = strings.TrimSpace(string(key))
+		}
+		out, _, _ := send(method, path, contentType, body, bearer, want)
 		return out
 	}
 	const js = "application/json"
@@ -133,6 +144,60 @@ func TestOpenAPIResponses(t *testing.T) {
 	do("POST", "/v1/prompt", `{"query":"Where do I live?","token_budget":300,"agent_id":"ada","session_id":"s1"}`, 200)
 	do("POST", "/v1/sessions/s1/end", `{"outcome":"success"}`, 200)
 	do("DELETE", "/v1/memories/"+id, "", 200)
+
+	// The admin API, with the admin key; a tenant key there is forbidden.
+	admin := func(method, path, body string, want int) map[string]any {
+		t.Helper()
+		ct := ""
+		if body != "" {
+			ct = js
+		}
+		out, _, _ := send(method, path, ct, body, testAdminKey, want)
+		return out
+	}
+	do("GET", "/v1/admin/tenants", "", 403)
+	admin("POST", "/v1/admin/tenants", `{"name":"acme"}`, 201)
+	admin("POST", "/v1/admin/tenants", `{"name":"Not A Name"}`, 400)
+	admin("GET", "/v1/admin/tenants", "", 200)
+	admin("GET", "/v1/admin/tenants/acme", "", 200)
+	admin("GET", "/v1/admin/tenants/nope", "", 404)
+	admin("PATCH", "/v1/admin/tenants/acme", `{"quotas":{"max_memories":1000,"max_sessions":-1},"withhold":"mask"}`, 200)
+	admin("PATCH", "/v1/admin/tenants/acme", `{"withhold":"hide"}`, 400)
+	acme := admin("POST", "/v1/admin/tenants/acme/keys", `{"name":"ops","clearance":"secret"}`, 201)["secret"].(string)
+	admin("POST", "/v1/admin/tenants/acme/keys", `{"clearance":"top"}`, 400)
+	ops := admin("POST", "/v1/admin/tenants/"+m.Config.Auth.DefaultTenant+"/keys", `{"name":"ops","clearance":"internal","mask_pii":true}`, 201)
+	opsKey := ops["key"].(map[string]any)["id"].(string)
+	admin("PATCH", "/v1/admin/keys/"+opsKey, `{"clearance":"secret","mask_pii":false}`, 200)
+	admin("PATCH", "/v1/admin/keys/key_doesnotexist", `{"clearance":"secret"}`, 404)
+	admin("GET", "/v1/admin/tenants/acme/keys", "", 200)
+
+	// A memory above the default key's clearance is withheld, and counted.
+	send("POST", "/v1/memories", js, `{"content":"The vault code is in the blue binder","category":"work","security_level":"secret"}`, ops["secret"].(string), 201)
+	if _, _, h := send("GET", "/v1/memories", "", "", strings.TrimSpace(string(key)), 200); h.Get(server.WithheldHeader) == "" {
+		t.Errorf("GET /v1/memories with a secret memory and an internal key: no %s header", server.WithheldHeader)
+	}
+
+	// Export and import: a secret key's tenant into an empty one; the
+	// default key (clearance internal) may not; a tenant with data refuses.
+	const nd = "application/x-ndjson"
+	do("GET", "/v1/export", "", 403)
+	_, export, _ := send("GET", "/v1/export", "", "", ops["secret"].(string), 200)
+	send("POST", "/v1/import?ids=remap", nd, string(export), acme, 200)
+	send("POST", "/v1/import", nd, string(export), acme, 409)
+	send("POST", "/v1/import", js, `{}`, acme, 415)
+	_, export, _ = send("GET", "/v1/admin/tenants/acme/export", "", "", testAdminKey, 200)
+	admin("POST", "/v1/admin/tenants", `{"name":"copy"}`, 201)
+	send("POST", "/v1/admin/tenants/copy/import?ids=remap", nd, string(export), testAdminKey, 200)
+	send("POST", "/v1/admin/tenants/copy/import?ids=sideways", nd, string(export), testAdminKey, 400)
+
+	// Lifecycle: prune, reset, revoke.
+	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive","category":"work","dry_run":true}`, 200)
+	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"delete","older_than_days":0}`, 200)
+	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive"}`, 400)
+	admin("POST", "/v1/admin/tenants/copy/reset", `{"confirm":"acme"}`, 400)
+	admin("POST", "/v1/admin/tenants/copy/reset", `{"confirm":"copy"}`, 200)
+	admin("DELETE", "/v1/admin/keys/"+opsKey, "", 204)
+	admin("DELETE", "/v1/admin/keys/"+opsKey, "", 404)
 
 	for _, err := range tr.Errors {
 		t.Error(err)
