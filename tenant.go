@@ -26,7 +26,7 @@ type APIKey struct {
 	// (DefaultClearance unless the admin API set another).
 	Clearance string `json:"clearance"`
 	// MaskPII makes the masker redact secrets and personal data from what
-	// the key reads (see internal/mask).
+	// the key reads (see internal/clearance).
 	MaskPII bool `json:"mask_pii"`
 	// Withhold is the key's tenant's withhold mode, filled by
 	// Authenticate.
