@@ -78,7 +78,7 @@ func runExportTenant(ctx context.Context, v verb, args, environ []string, stdout
 }
 
 // importVerb is `engram import FILE`; `engram import markdown DIR` is
-// importMarkdownVerb. A file named markdown is imported as ./markdown.
+// runImportMarkdown's. A file named markdown is imported as ./markdown.
 var importVerb = verb{name: "import", args: "FILE", summary: "Load an export (engram export tenant, GET /v1/export; - reads standard input) into an\nempty tenant, in one transaction; the tenant and the database are created when missing.\nengram import markdown DIR loads Markdown notes (see engram import markdown --help)."}
 
 // runImport is `engram import FILE` (an export, into an empty tenant) and
@@ -98,6 +98,10 @@ func runImport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	}
 	if len(positional) != 1 {
 		return engram.Errorf(engram.EINVALID, "import: want exactly one FILE, - for standard input (see engram import --help)")
+	}
+	// Checked before the tenant and the database are created.
+	if *ids != engram.ImportRemap && *ids != engram.ImportKeep {
+		return engram.Errorf(engram.EINVALID, "import: --ids is %s or %s, not %q", engram.ImportRemap, engram.ImportKeep, *ids)
 	}
 	in := io.Reader(os.Stdin)
 	if positional[0] != "-" {

@@ -87,6 +87,9 @@ func TestTransferCLI(t *testing.T) {
 	if code, _, stderr := runCLI("export", "tenant", "--data", data, "--tenant", "notes", "--out", export); code != 0 {
 		t.Fatalf("export tenant: %s", stderr)
 	}
+	if code, _, stderr := runCLI("import", "--data", data, "--tenant", "copy", "--ids", "sideways", export); code != 1 || !strings.Contains(stderr, "--ids") {
+		t.Fatalf("import --ids sideways: %d %s", code, stderr)
+	}
 	if code, out, stderr := runCLI("import", "--data", data, "--tenant", "copy", export); code != 0 || !strings.Contains(out, "3 memories") {
 		t.Fatalf("import: %d %s %s", code, out, stderr)
 	}
