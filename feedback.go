@@ -21,6 +21,7 @@ type Interaction struct {
 	SessionID string    `json:"session_id,omitempty"`
 	TurnID    string    `json:"turn_id,omitempty"`
 	Model     string    `json:"model,omitempty"`
+	UserID    string    `json:"user_id,omitempty"` // the end user the answer was for
 	// GroupKey gathers regenerations: answers to the same turn (turn id,
 	// else the normalised prompt within the session).
 	GroupKey  string    `json:"group_key"`

@@ -18,8 +18,9 @@ import (
 type doc struct {
 	id      string
 	agent   string
-	expires int64 // unix nanoseconds; 0 never expires
-	version int64 // of the memory as the feed last delivered it
+	user    string // engram.Memory.UserID; "" shared
+	expires int64  // unix nanoseconds; 0 never expires
+	version int64  // of the memory as the feed last delivered it
 	live    bool
 }
 
@@ -164,8 +165,8 @@ func (t *tenant) put(m *engram.Memory) {
 		t.strBytes += int64(len(m.ID))
 	}
 	dc := &t.docs[d]
-	t.strBytes += int64(len(m.AgentID) - len(dc.agent))
-	dc.agent, dc.version, dc.expires = m.AgentID, m.Version, 0
+	t.strBytes += int64(len(m.AgentID) - len(dc.agent) + len(m.UserID) - len(dc.user))
+	dc.agent, dc.user, dc.version, dc.expires = m.AgentID, m.UserID, m.Version, 0
 	if m.ExpiresAt != nil {
 		dc.expires = m.ExpiresAt.UnixNano()
 	}
@@ -231,8 +232,8 @@ func (t *tenant) apply(c *engram.Change) {
 	}
 	if known && t.docs[d].live && live(c.Before) && live(c.After) && sameText(c.Before, c.After) {
 		dc := &t.docs[d]
-		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent))
-		dc.agent, dc.version, dc.expires = c.After.AgentID, c.After.Version, 0
+		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent) + len(c.After.UserID) - len(dc.user))
+		dc.agent, dc.user, dc.version, dc.expires = c.After.AgentID, c.After.UserID, c.After.Version, 0
 		if c.After.ExpiresAt != nil {
 			dc.expires = c.After.ExpiresAt.UnixNano()
 		}
@@ -290,10 +291,11 @@ func (t *tenant) relearn(d uint32, from, to string) {
 	}
 }
 
-// visible reports whether doc d may be recalled by agent at now.
-func (t *tenant) visible(d uint32, agent string, now int64) bool {
+// visible reports whether doc d may be recalled by agent for user at now.
+func (t *tenant) visible(d uint32, agent, user string, now int64) bool {
 	dc := &t.docs[d]
-	return dc.live && (dc.agent == "" || dc.agent == agent) && (dc.expires == 0 || dc.expires > now)
+	return dc.live && (dc.agent == "" || dc.agent == agent) && (dc.user == "" || dc.user == user) &&
+		(dc.expires == 0 || dc.expires > now)
 }
 
 // termIDF returns the BM25 IDF of a term the tenant has, and false when it

@@ -112,7 +112,8 @@ func strictQuery(c *gin.Context) {
 var takesQuery = map[string]bool{
 	"GET /v1/memories": true, "GET /v1/memories/:id/history": true, "GET /v1/context": true, "GET /v1/boot": true,
 	"GET /v1/pairs": true, "GET /v1/reflections": true, "GET /v1/reflections/:id": true,
-	"GET /v1/agents/:id/persona": true,
+	"GET /v1/agents/:id/persona": true, "PUT /v1/agents/:id/persona": true,
+	"GET /v1/keys/*key": true, "DELETE /v1/keys/*key": true,
 	// Every GET, PUT and PATCH under /v1/sessions checks its own (events:
 	// none; context: token_limit; state: scope); its POSTs take none.
 	"GET /v1/sessions/*rest": true, "PUT /v1/sessions/*rest": true, "PATCH /v1/sessions/*rest": true,
