@@ -99,6 +99,9 @@ func New(cfg Config) *Server {
 type Identity struct {
 	TenantID string
 	KeyID    string
+	// UserID is the end user the session acts for when a call names no
+	// user_id (auth.user_id, ENGRAM_USER_ID); "" the shared memories.
+	UserID string
 }
 
 // caller is whom one call acts for.
