@@ -37,7 +37,7 @@ type interactionRow struct {
 func (interactionRow) TableName() string { return "interactions" }
 
 func (r *interactionRow) toInteraction() *engram.Interaction {
-	in := &engram.Interaction{ID: r.ID, Prompt: r.Prompt, Response: r.Response, RecallID: r.RecallID, SessionID: r.SessionID,
+	in := &engram.Interaction{ID: r.ID, UserID: r.UserID, Prompt: r.Prompt, Response: r.Response, RecallID: r.RecallID, SessionID: r.SessionID,
 		TurnID: r.TurnID, Model: r.Model, GroupKey: r.GroupKey, CreatedAt: r.CreatedAt.UTC()}
 	if r.Messages != nil {
 		_ = json.Unmarshal([]byte(*r.Messages), &in.Messages)

@@ -36,6 +36,11 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 	if err := engram.CheckUserID(userID); err != nil {
 		return nil, nil, err
 	}
+	// Recall records still in the writer's buffer go in first, so that
+	// the user's are among the rows deleted.
+	if err := db.FlushRecalls(ctx); err != nil {
+		return nil, nil, err
+	}
 	res := &engram.ForgetResult{UserID: userID}
 	var ids []string
 	sqlite := db.dialect.name() == "sqlite"
