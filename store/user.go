@@ -22,9 +22,11 @@ import (
 // The tenant's feed sequence is advanced past a number no event takes, so
 // that every follower of the feed in any process meets a gap on its next
 // read and reloads from the store (index.sync) instead of keeping what it
-// had learned of the deleted events. On SQLite the full-text index is
-// merged afterwards (FTS5 'optimize'), which rewrites its segments without
-// the deleted rows' terms.
+// had learned of the deleted events. On SQLite, whose connections run
+// with secure_delete on (Open), the deleted bytes are overwritten with
+// zeros; the full-text index is merged afterwards (FTS5 'optimize'), which
+// rewrites its segments without the deleted rows' terms, and the
+// write-ahead log checkpointed and truncated.
 func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResult, []string, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -44,14 +46,6 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 	res := &engram.ForgetResult{UserID: userID}
 	var ids []string
 	sqlite := db.dialect.name() == "sqlite"
-	if sqlite {
-		// The writer is one connection: the pragma holds for this
-		// transaction, whose deletions overwrite the freed bytes.
-		if err := db.w.WithContext(ctx).Exec(`PRAGMA secure_delete = ON`).Error; err != nil {
-			return nil, nil, fmt.Errorf("store: forget user: %w", err)
-		}
-		defer db.w.Exec(`PRAGMA secure_delete = OFF`)
-	}
 	err = db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(userIDs, tenant, userID).Scan(&ids).Error; err != nil {
 			return err
