@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -77,22 +78,50 @@ func (ix *Index) putScratch(s *scratch) {
 // user) are skipped before any arithmetic, so that they neither cost a
 // score nor join the touched documents that top ranks: in a tenant of many
 // users a common term's postings are mostly theirs.
+//
+// When the docs the user may see (the shared ones and the user's) are few
+// beside the term's postings, as a common term's are in a tenant of many
+// users, each of them is looked up in the postings (binary search)
+// instead: the cost follows the user's docs, not the tenant's.
 func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query bool, user string) {
-	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
+	shared, own := t.byUser[""], t.byUser[user]
+	if user == "" {
+		own = nil
+	}
+	n := len(shared) + len(own)
+	if t.byUser != nil && n == 0 {
+		return
+	}
+	if t.byUser != nil && n*bits.Len(uint(len(p.docs))) < len(p.docs) {
+		for _, docs := range [][]uint32{shared, own} {
+			for _, d := range docs {
+				if i, ok := slices.BinarySearch(p.docs, d); ok {
+					t.add(s, p, i, d, idf, weight, query)
+				}
+			}
+		}
+		return
+	}
 	for i, d := range p.docs {
 		if u := t.docs[d].user; u != "" && u != user {
 			continue
 		}
-		tf := float64(p.tf(i)) / 10
-		dl := float64(t.lens[d]) / 10
-		norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
-		if s.scores[d] == 0 {
-			s.touched = append(s.touched, d)
-		}
-		s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
-		if query {
-			s.cover[d] += idf * min(tf, 1)
-		}
+		t.add(s, p, i, d, idf, weight, query)
+	}
+}
+
+// add adds posting i (doc d) of p to the scores.
+func (t *tenant) add(s *scratch, p *postings, i int, d uint32, idf, weight float64, query bool) {
+	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
+	tf := float64(p.tf(i)) / 10
+	dl := float64(t.lens[d]) / 10
+	norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
+	if s.scores[d] == 0 {
+		s.touched = append(s.touched, d)
+	}
+	s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
+	if query {
+		s.cover[d] += idf * min(tf, 1)
 	}
 }
 

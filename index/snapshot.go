@@ -292,6 +292,7 @@ func (t *tenant) decodeV2(b []byte, users bool) error {
 			t.lens[d] = le.Uint32(lens[4*d:])
 			t.totalLen += int64(t.lens[d])
 		}
+		t.indexUsers()
 		t.byID = idTableFor(len(t.docs))
 		for range t.docs {
 			if !t.byID.add(t.docs) {
@@ -440,6 +441,7 @@ func (t *tenant) decodeV1(b []byte) (err error) {
 		t.totalLen += int64(t.lens[d])
 		t.strBytes += int64(len(dc.id) + len(dc.agent))
 	}
+	t.indexUsers()
 	nterms := u()
 	for range nterms {
 		term := str()

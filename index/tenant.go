@@ -118,6 +118,10 @@ type tenant struct {
 	lens     []uint32 // weighted length of each doc, in tenths; 0 when not live
 	byID     idTable  // of docs
 	post     map[string]*postings
+	// byUser lists the docs of each end user, "" the shared ones (see
+	// accumulate): a user's search looks its few docs up in a common
+	// term's postings instead of reading every other user's.
+	byUser   map[string][]uint32
 	liveDocs int64
 	totalLen int64 // sum of lens
 	nPost    int64 // postings held
@@ -136,7 +140,7 @@ func newTenant(rowCap int) *tenant {
 // reset empties the index before a load.
 func (t *tenant) reset() {
 	t.loaded, t.seq, t.snapSeq, t.syncedAt = false, 0, 0, time.Time{}
-	t.docs, t.lens, t.byID, t.post = nil, nil, idTable{}, map[string]*postings{}
+	t.docs, t.lens, t.byID, t.post, t.byUser = nil, nil, idTable{}, map[string]*postings{}, nil
 	t.liveDocs, t.totalLen, t.nPost, t.strBytes = 0, 0, 0, 0
 	t.rows.clear()
 }
@@ -166,6 +170,9 @@ func (t *tenant) put(m *engram.Memory) {
 	}
 	dc := &t.docs[d]
 	t.strBytes += int64(len(m.AgentID) - len(dc.agent) + len(m.UserID) - len(dc.user))
+	if !ok || dc.user != m.UserID {
+		t.moveUser(d, dc.user, m.UserID, ok)
+	}
 	dc.agent, dc.user, dc.version, dc.expires = m.AgentID, m.UserID, m.Version, 0
 	if m.ExpiresAt != nil {
 		dc.expires = m.ExpiresAt.UnixNano()
@@ -187,6 +194,30 @@ func (t *tenant) put(m *engram.Memory) {
 		}
 		p.add(d, f)
 		t.nPost++
+	}
+}
+
+// moveUser lists doc d under user to, and (known) no longer under from.
+func (t *tenant) moveUser(d uint32, from, to string, known bool) {
+	if t.byUser == nil {
+		t.byUser = map[string][]uint32{}
+	}
+	if known {
+		if l := t.byUser[from]; len(l) > 0 {
+			if i := slices.Index(l, d); i >= 0 {
+				t.byUser[from] = slices.Delete(l, i, i+1)
+			}
+		}
+	}
+	t.byUser[to] = append(t.byUser[to], d)
+}
+
+// indexUsers builds byUser from the docs, after a snapshot load.
+func (t *tenant) indexUsers() {
+	t.byUser = map[string][]uint32{}
+	for d := range t.docs {
+		u := t.docs[d].user
+		t.byUser[u] = append(t.byUser[u], uint32(d))
 	}
 }
 
@@ -233,6 +264,9 @@ func (t *tenant) apply(c *engram.Change) {
 	if known && t.docs[d].live && live(c.Before) && live(c.After) && sameText(c.Before, c.After) {
 		dc := &t.docs[d]
 		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent) + len(c.After.UserID) - len(dc.user))
+		if dc.user != c.After.UserID {
+			t.moveUser(d, dc.user, c.After.UserID, true)
+		}
 		dc.agent, dc.user, dc.version, dc.expires = c.After.AgentID, c.After.UserID, c.After.Version, 0
 		if c.After.ExpiresAt != nil {
 			dc.expires = c.After.ExpiresAt.UnixNano()
