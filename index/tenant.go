@@ -114,10 +114,10 @@ type tenant struct {
 	syncedAt time.Time // when the last read of the feed started
 	elem     *list.Element
 
-	docs     []doc
-	lens     []uint32 // weighted length of each doc, in tenths; 0 when not live
-	byID     idTable  // of docs
-	post     map[string]*postings
+	docs []doc
+	lens []uint32 // weighted length of each doc, in tenths; 0 when not live
+	byID idTable  // of docs
+	post map[string]*postings
 	// byUser lists the docs of each end user, "" the shared ones (see
 	// accumulate): a user's search looks its few docs up in a common
 	// term's postings instead of reading every other user's.
