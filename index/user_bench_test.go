@@ -66,3 +66,42 @@ func BenchmarkUserRecall(b *testing.B) {
 		})
 	}
 }
+
+// TestUserSnapshot: a snapshot keeps each document's user, and a loaded
+// tenant's search for a user sees the shared and own documents only, in
+// both ways of reading postings (scan, and look-up of the user's docs).
+func TestUserSnapshot(t *testing.T) {
+	src := userTenant(300, 20, 5)
+	got := newTenant(0)
+	if err := got.decode(src.encode()); err != nil {
+		t.Fatal(err)
+	}
+	for d := range src.docs {
+		if src.docs[d].user != got.docs[d].user {
+			t.Fatalf("doc %d: user %q, want %q", d, got.docs[d].user, src.docs[d].user)
+		}
+	}
+	ix := &Index{}
+	for _, tn := range []*tenant{src, got} {
+		for _, user := range []string{"u000007", ""} {
+			for _, q := range []string{"coffee note", "office policy", "u000007"} {
+				s := ix.getScratch(len(tn.docs))
+				for _, term := range analysis.QueryTerms(q) {
+					if w, p, ok := tn.termIDF(term); ok {
+						tn.accumulate(s, p, w, 1, true, user)
+					}
+				}
+				hits := top(s, 1000, func(d uint32) bool { return tn.visible(d, "", user, 0) })
+				if len(hits) == 0 && (user != "" || q == "office policy") {
+					t.Errorf("user %q, %q: no hits", user, q)
+				}
+				for _, h := range hits {
+					if u := tn.docs[h.doc].user; u != "" && u != user {
+						t.Errorf("user %q, %q: hit of user %s", user, q, u)
+					}
+				}
+				ix.putScratch(s)
+			}
+		}
+	}
+}
