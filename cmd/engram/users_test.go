@@ -221,6 +221,13 @@ func TestForgetUser(t *testing.T) {
 		if !dirHolds(t, reflDir, "aardvark") {
 			t.Fatalf("no reflection file cites ann's memories before the forget")
 		}
+		// Reflections are written per user: ann's words only under users/ann/.
+		_ = filepath.WalkDir(reflDir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && dirHolds(t, p, "aardvark") && !strings.Contains(p, "/users/ann/") {
+				t.Errorf("reflection %s outside users/ann holds ann's words", p)
+			}
+			return nil
+		})
 		mirror := m.Config.MirrorDir()
 		if engine == "sqlite" {
 			waitFor(t, func() bool { return dirHolds(t, mirror, "aardvark") })
