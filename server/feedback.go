@@ -88,7 +88,7 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		return
 	}
 	in := engram.FeedbackInput{InteractionID: req.InteractionID, RecallID: req.RecallID, MemoryID: req.MemoryID,
-		Reason: req.Reason, Rater: req.Rater, IdempotencyKey: req.IdempotencyKey}
+		Reason: req.Reason, Rater: req.Rater, IdempotencyKey: req.IdempotencyKey, UserID: req.UserID}
 	if req.Thumb != nil {
 		if *req.Thumb == "" {
 			writeError(c, engram.Errorf(engram.EINVALID, "thumb must be up or down"))

@@ -215,7 +215,7 @@ func mustJSON(v any) string {
 }
 
 func (r *pairRow) toPair() *engram.Pair {
-	p := &engram.Pair{ID: r.ID, Kind: r.Kind, Prompt: r.Prompt, Chosen: r.Chosen, Rejected: r.Rejected, Margin: r.Margin,
+	p := &engram.Pair{ID: r.ID, UserID: r.UserID, Kind: r.Kind, Prompt: r.Prompt, Chosen: r.Chosen, Rejected: r.Rejected, Margin: r.Margin,
 		Category: r.Category, ChosenInteractionID: r.ChosenInteractionID, RejectedInteractionID: r.RejectedInteractionID,
 		CreatedAt: r.CreatedAt.UTC()}
 	if r.Messages != nil {

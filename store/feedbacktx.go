@@ -332,7 +332,10 @@ func (t *feedbackTx) SavePair(ctx context.Context, p *engram.Pair, dedupeKey str
 	if n > 0 {
 		return false, nil
 	}
-	row := pairRow{ID: newID("pair"), TenantID: t.tenant, UserID: t.user(ctx), Kind: p.Kind, DedupeKey: dedupeKey, Prompt: p.Prompt, Chosen: p.Chosen,
+	if p.UserID == "" {
+		p.UserID = t.user(ctx)
+	}
+	row := pairRow{ID: newID("pair"), TenantID: t.tenant, UserID: p.UserID, Kind: p.Kind, DedupeKey: dedupeKey, Prompt: p.Prompt, Chosen: p.Chosen,
 		Rejected: p.Rejected, Margin: p.Margin, Category: p.Category, ChosenInteractionID: p.ChosenInteractionID,
 		RejectedInteractionID: p.RejectedInteractionID, FeedbackIDs: mustJSON(p.FeedbackIDs),
 		ChosenMemories: mustJSON(p.ChosenMemories), RejectedMemories: mustJSON(p.RejectedMemories), CreatedAt: p.CreatedAt}
@@ -386,7 +389,11 @@ func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, 
 	if err != nil {
 		return fmt.Errorf("store: feedback result: %w", err)
 	}
-	fb := feedbackRow{ID: t.id, TenantID: t.tenant, UserID: t.user(ctx), InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
+	user := in.UserID
+	if user == "" {
+		user = t.user(ctx)
+	}
+	fb := feedbackRow{ID: t.id, TenantID: t.tenant, UserID: user, InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
 		Thumb: in.Thumb, Rating: in.Rating, Signal: res.Signal, Reason: in.Reason, Correction: in.Correction, Rater: in.Rater,
 		IdempotencyKey: in.IdempotencyKey, Result: string(stored), CreatedAt: t.now}
 	if err := t.tx.Create(&fb).Error; err != nil {
