@@ -149,13 +149,15 @@ func (t *tenant) reset() {
 // and slice overheads, measured roughly; the bound they enforce is a
 // budget, not an exact count.
 const (
-	docBytes     = 48 + 4 + 24 // doc, its length and its byID slots
-	termBytes    = 96          // map entry, postings header
+	docBytes     = 64 + 4 + 24 + 4 // doc, its length, its byID slots and its byUser entry
+	termBytes    = 96              // map entry, postings header
 	postingBytes = 6
+	userBytes    = 80 // a byUser entry: map slot and slice header (its docs are in docBytes)
 )
 
 func (t *tenant) estimate() int64 {
-	return int64(len(t.docs))*docBytes + int64(len(t.post))*termBytes + t.nPost*postingBytes + t.strBytes + t.rows.bytes()
+	return int64(len(t.docs))*docBytes + int64(len(t.post))*termBytes + t.nPost*postingBytes + t.strBytes + t.rows.bytes() +
+		int64(len(t.byUser))*userBytes
 }
 
 // put indexes m (live) as doc d, or re-indexes d after a change.
