@@ -21,6 +21,7 @@ type Interaction struct {
 	SessionID string    `json:"session_id,omitempty"`
 	TurnID    string    `json:"turn_id,omitempty"`
 	Model     string    `json:"model,omitempty"`
+	UserID    string    `json:"user_id,omitempty"` // the end user the answer was for
 	// GroupKey gathers regenerations: answers to the same turn (turn id,
 	// else the normalised prompt within the session).
 	GroupKey  string    `json:"group_key"`
@@ -44,6 +45,9 @@ type FeedbackInput struct {
 	Correction     string `json:"correction,omitempty"` // the answer the user wanted
 	Rater          string `json:"rater,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// UserID is the end user giving the feedback (docs/users.md); "" the
+	// user of the rated recall.
+	UserID string `json:"user_id,omitempty"`
 }
 
 // Signal maps a thumb or rating to [-1, 1]: up +1, down −1, rating
@@ -124,6 +128,7 @@ type Pair struct {
 	Rejected string    `json:"rejected"`
 	Margin   float64   `json:"margin"` // signal of chosen − signal of rejected, in (0, 2]
 	Category string    `json:"category,omitempty"`
+	UserID   string    `json:"user_id,omitempty"` // the end user whose feedback made the pair
 
 	ChosenInteractionID   string      `json:"chosen_interaction_id,omitempty"` // empty for a correction
 	RejectedInteractionID string      `json:"rejected_interaction_id"`

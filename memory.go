@@ -49,8 +49,11 @@ func ValidSecurityLevel(s string) bool {
 // Memory is one L2 (long-term, semantic) memory: a JSON record with a
 // category, tags, confidence and a reward learned from feedback.
 type Memory struct {
-	ID          string          `json:"id"`
-	AgentID     string          `json:"agent_id,omitempty"`
+	ID      string `json:"id"`
+	AgentID string `json:"agent_id,omitempty"`
+	// UserID is the end user of the tenant the memory belongs to; "" is
+	// shared with every user of the tenant (see user.go).
+	UserID      string          `json:"user_id,omitempty"`
 	Key         string          `json:"key,omitempty"`
 	Category    string          `json:"category"`
 	Subcategory string          `json:"subcategory,omitempty"`
@@ -124,6 +127,7 @@ type MemoryFilter struct {
 	NeedsRevision *bool
 	KeyPrefix     *string
 	AgentID       *string
+	UserID        *string // exactly this user's memories; "" the shared ones
 
 	IncludeInvalid  bool
 	IncludeArchived bool

@@ -7,6 +7,7 @@ type PromptRequest struct {
 	Query       string `json:"query"`
 	TokenBudget int    `json:"token_budget"`
 	AgentID     string `json:"agent_id,omitempty"`
+	UserID      string `json:"user_id,omitempty"`
 	SessionID   string `json:"session_id,omitempty"`
 }
 

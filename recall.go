@@ -78,6 +78,7 @@ type RecallRequest struct {
 	TokenBudget int      `json:"token_budget"`
 	Tags        []string `json:"tags,omitempty"`
 	AgentID     string   `json:"agent_id,omitempty"`
+	UserID      string   `json:"user_id,omitempty"` // shared memories plus this user's
 	SessionID   string   `json:"session_id,omitempty"`
 	// Fill packs every candidate that fits the budget, best first, as
 	// recalls did before the relevance cut: the budget becomes a target.

@@ -15,6 +15,9 @@ type Reflection struct {
 	ID       string `json:"id"`
 	Group    string `json:"group"` // "work", "work/falcon" (subcategory), "life#Caroline" (tag)
 	Category string `json:"category"`
+	// UserID is the end user whose memories the group holds, for a group
+	// of one user's memories (docs/users.md); "" for the shared ones.
+	UserID   string `json:"user_id,omitempty"`
 	Title    string `json:"title"`
 	Version  int64  `json:"version"`
 	Markdown string `json:"markdown"`

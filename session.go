@@ -88,6 +88,7 @@ func CheckOptionalID(name, id string) error {
 // Session is an L1 thread or agent run of a tenant.
 type Session struct {
 	ID         string     `json:"id"`
+	UserID     string     `json:"user_id,omitempty"` // the end user of the session's first event
 	ResourceID string     `json:"resource_id,omitempty"`
 	Status     string     `json:"status"`
 	Outcome    string     `json:"outcome,omitempty"`

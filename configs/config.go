@@ -147,6 +147,10 @@ type AuthConfig struct {
 	// no tenant's memories. Empty: the admin API answers 404.
 	// ENGRAM_ADMIN_KEY (and _FILE) is short for ENGRAM_AUTH_ADMIN_KEY.
 	AdminKey string `yaml:"admin_key" secret:"true"`
+	// UserID is the end user `engram mcp` (stdio) acts for when a tool
+	// call names none (docs/users.md); "" the tenant's shared memories.
+	// ENGRAM_USER_ID is short for ENGRAM_AUTH_USER_ID.
+	UserID string `yaml:"user_id"`
 	// FailureBurst is how many failed sign-ins or bad bearer keys one
 	// client address may send before it is answered 429 (with
 	// Retry-After) without its key being checked; it earns one more try

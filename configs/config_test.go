@@ -38,6 +38,7 @@ func TestLoadLayers(t *testing.T) {
 		"ENGRAM_SERVER_SHUTDOWN_TIMEOUT=3s",
 		"ENGRAM_MEMORY_CATEGORIES=work, life",
 		"ENGRAM_API_KEY_FILE=" + keyFile,
+		"ENGRAM_USER_ID=ann",
 		"OTHER=1",
 	})
 	if err != nil {
@@ -45,6 +46,9 @@ func TestLoadLayers(t *testing.T) {
 	}
 	if cfg.Server.Addr != "127.0.0.1:9999" {
 		t.Errorf("file not applied: addr %q", cfg.Server.Addr)
+	}
+	if cfg.Auth.UserID != "ann" {
+		t.Errorf("ENGRAM_USER_ID is short for ENGRAM_AUTH_USER_ID: %q", cfg.Auth.UserID)
 	}
 	if cfg.Limits.MaxTags != 7 {
 		t.Errorf("env must override file: max_tags %d", cfg.Limits.MaxTags)

@@ -61,6 +61,9 @@ func applyEnv(cfg *Config, environ []string) error {
 			env["ENGRAM_AUTH_ADMIN_KEY"+suffix] = v
 		}
 	}
+	if v, ok := env["ENGRAM_USER_ID"]; ok {
+		env["ENGRAM_AUTH_USER_ID"] = v
+	}
 	return walk(reflect.ValueOf(cfg).Elem(), "ENGRAM", func(name string, f reflect.Value, secret bool) error {
 		raw, ok := env[name]
 		if secret {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -337,4 +338,20 @@ func (ix *Index) Tenants() []string {
 		out = append(out, e.Value.(string))
 	}
 	return out
+}
+
+// Forget drops the index of the tenant in ctx and deletes its snapshot
+// file, after the store erased some of its memories (an end user
+// forgotten): neither the loaded postings nor the file keep their terms,
+// and the next search loads from the store.
+func (ix *Index) Forget(ctx context.Context) error {
+	ix.Drop(ctx)
+	id := engram.TenantFromContext(ctx)
+	if !ix.snapshots(id) {
+		return nil
+	}
+	if err := os.Remove(ix.snapPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("index: forget: %w", err)
+	}
+	return nil
 }

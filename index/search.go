@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -72,19 +73,55 @@ func (ix *Index) putScratch(s *scratch) {
 // scores and, for a term of the query itself (query), the term's IDF to
 // the weight each doc covers (see queryWeight). Every contribution is
 // positive (IDF > 0), so a zero score marks a doc not yet touched.
-func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query bool) {
-	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
+//
+// Postings of other users' memories (those owned by a user other than
+// user) are skipped before any arithmetic, so that they neither cost a
+// score nor join the touched documents that top ranks: in a tenant of many
+// users a common term's postings are mostly theirs.
+//
+// When the docs the user may see (the shared ones and the user's) are few
+// beside the term's postings, as a common term's are in a tenant of many
+// users, each of them is looked up in the postings (binary search)
+// instead: the cost follows the user's docs, not the tenant's.
+func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query bool, user string) {
+	shared, own := t.byUser[""], t.byUser[user]
+	if user == "" {
+		own = nil
+	}
+	n := len(shared) + len(own)
+	if t.byUser != nil && n == 0 {
+		return
+	}
+	if t.byUser != nil && n*bits.Len(uint(len(p.docs))) < len(p.docs) {
+		for _, docs := range [][]uint32{shared, own} {
+			for _, d := range docs {
+				if i, ok := slices.BinarySearch(p.docs, d); ok {
+					t.add(s, p, i, d, idf, weight, query)
+				}
+			}
+		}
+		return
+	}
 	for i, d := range p.docs {
-		tf := float64(p.tf(i)) / 10
-		dl := float64(t.lens[d]) / 10
-		norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
-		if s.scores[d] == 0 {
-			s.touched = append(s.touched, d)
+		if u := t.docs[d].user; u != "" && u != user {
+			continue
 		}
-		s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
-		if query {
-			s.cover[d] += idf * min(tf, 1)
-		}
+		t.add(s, p, i, d, idf, weight, query)
+	}
+}
+
+// add adds posting i (doc d) of p to the scores.
+func (t *tenant) add(s *scratch, p *postings, i int, d uint32, idf, weight float64, query bool) {
+	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
+	tf := float64(p.tf(i)) / 10
+	dl := float64(t.lens[d]) / 10
+	norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
+	if s.scores[d] == 0 {
+		s.touched = append(s.touched, d)
+	}
+	s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
+	if query {
+		s.cover[d] += idf * min(tf, 1)
 	}
 }
 
@@ -176,7 +213,8 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 	s := ix.getScratch(len(t.docs))
 	defer ix.putScratch(s)
 	now := ix.now().UnixNano()
-	keep := func(d uint32) bool { return t.visible(d, q.AgentID, now) }
+	user := engram.UserFromContext(ctx)
+	keep := func(d uint32) bool { return t.visible(d, q.AgentID, user, now) }
 	query := make(map[string]bool, len(terms))
 	weighs := func(string) bool { return true }
 	if slices.ContainsFunc(terms, func(term string) bool { return !timeTerm(term) }) {
@@ -185,7 +223,7 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 	for _, term := range terms {
 		query[term] = true
 		if w, p, ok := t.termIDF(term); ok {
-			t.accumulate(s, p, w, 1, weighs(term))
+			t.accumulate(s, p, w, 1, weighs(term), user)
 		}
 	}
 	if len(s.touched) == 0 {
@@ -198,7 +236,7 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 			return nil, err
 		}
 		for _, e := range t.expansion(rows, query) {
-			t.accumulate(s, e.p, e.idf, prfWeight, false)
+			t.accumulate(s, e.p, e.idf, prfWeight, false, user)
 		}
 	}
 	// Rank a margin beyond Limit: a candidate may have changed since the
@@ -215,7 +253,7 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 		}
 		for i, c := range cands[start:end] {
 			m := rows[i]
-			if m == nil || !live(m) || (m.AgentID != "" && m.AgentID != q.AgentID) ||
+			if m == nil || !live(m) || (m.AgentID != "" && m.AgentID != q.AgentID) || !engram.VisibleTo(m.UserID, user) ||
 				m.ExpiresAt != nil && m.ExpiresAt.UnixNano() <= now {
 				continue
 			}

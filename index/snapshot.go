@@ -37,11 +37,17 @@ import (
 // on separate goroutines. Dead documents are left out and the live ones
 // renumbered in their order, which keeps the tie order of scores.
 //
+// Version 3 is version 2 with the documents' users (engram.Memory.UserID)
+// as a third text column after the agents, and their size as a ninth
+// header field. Version 2 is still read, its documents all shared (it was
+// written before memories had users).
+//
 // Version 1 (varints throughout, one string and one slice per id and
 // term) is still read, so an upgrade does not send tenants back to the
 // store; the next snapshot is written as version 2.
 const (
-	snapMagic   = "engram-index-2\n"
+	snapMagic   = "engram-index-3\n"
+	snapMagicV2 = "engram-index-2\n"
 	snapMagicV1 = "engram-index-1\n"
 )
 
@@ -57,6 +63,9 @@ const (
 // postings blocks.
 const snapHeader = 8 * 8
 
+// snapHeaderV3 adds the bytes of the user block.
+const snapHeaderV3 = snapHeader + 8
+
 func (ix *Index) snapPath(tenant string) string {
 	return filepath.Join(ix.cfg.Dir, tenant+".idx")
 }
@@ -65,13 +74,14 @@ func (ix *Index) snapPath(tenant string) string {
 func (t *tenant) encode() []byte {
 	renum := make([]uint32, len(t.docs))
 	live := make([]uint32, 0, t.liveDocs)
-	var idBytes, agentBytes int
+	var idBytes, agentBytes, userBytes int
 	for d := range t.docs {
 		if dc := &t.docs[d]; dc.live {
 			renum[d] = uint32(len(live))
 			live = append(live, uint32(d))
 			idBytes += len(dc.id)
 			agentBytes += len(dc.agent)
+			userBytes += len(dc.user)
 		}
 	}
 	terms := sortedTerms(t.post)
@@ -97,13 +107,13 @@ func (t *tenant) encode() []byte {
 		byteOff = append(byteOff, uint64(len(post)))
 	}
 	n := len(live)
-	size := len(snapMagic) + snapHeader + 2*4*(n+1) + idBytes + agentBytes + n*(8+8+4) +
+	size := len(snapMagic) + snapHeaderV3 + 3*4*(n+1) + idBytes + agentBytes + userBytes + n*(8+8+4) +
 		4*(len(terms)+1) + termBytes + 2*8*(len(terms)+1) + len(post) + 4
 	buf := make([]byte, 0, size)
 	buf = append(buf, snapMagic...)
 	le := binary.LittleEndian
 	for _, x := range []uint64{uint64(t.seq), uint64(n), uint64(len(terms)), postOff[len(postOff)-1],
-		uint64(idBytes), uint64(agentBytes), uint64(termBytes), uint64(len(post))} {
+		uint64(idBytes), uint64(agentBytes), uint64(termBytes), uint64(len(post)), uint64(userBytes)} {
 		buf = le.AppendUint64(buf, x)
 	}
 	strs := func(str func(i int) string, count int) {
@@ -119,6 +129,7 @@ func (t *tenant) encode() []byte {
 	}
 	strs(func(i int) string { return t.docs[live[i]].id }, n)
 	strs(func(i int) string { return t.docs[live[i]].agent }, n)
+	strs(func(i int) string { return t.docs[live[i]].user }, n)
 	for _, d := range live {
 		buf = le.AppendUint64(buf, uint64(t.docs[d].expires))
 	}
@@ -148,7 +159,9 @@ func (t *tenant) decode(b []byte) error {
 	}
 	switch string(b[:len(snapMagic)]) {
 	case snapMagic:
-		return t.decodeV2(b[len(snapMagic) : len(b)-4])
+		return t.decodeV2(b[len(snapMagic):len(b)-4], true)
+	case snapMagicV2:
+		return t.decodeV2(b[len(snapMagicV2):len(b)-4], false)
 	case snapMagicV1:
 		return t.decodeV1(b[len(snapMagicV1) : len(b)-4])
 	}
@@ -204,24 +217,32 @@ func cut(off []byte, blk string, i int) string {
 	return blk[binary.LittleEndian.Uint32(off[4*i:]):binary.LittleEndian.Uint32(off[4*i+4:])]
 }
 
-// decodeV2 loads a version 2 snapshot (without magic and CRC) into the
-// empty tenant t.
-func (t *tenant) decodeV2(b []byte) error {
-	if len(b) < snapHeader {
+// decodeV2 loads a version 2 snapshot, or with users a version 3 one
+// (without magic and CRC), into the empty tenant t.
+func (t *tenant) decodeV2(b []byte, users bool) error {
+	header := snapHeader
+	if users {
+		header = snapHeaderV3
+	}
+	if len(b) < header {
 		return errSnapshot
 	}
 	le := binary.LittleEndian
-	var h [8]uint64
-	for i := range h {
+	var h [9]uint64
+	for i := range header / 8 {
 		h[i] = le.Uint64(b[8*i:])
 	}
 	seq, ndocs, nterms, nposts := h[0], h[1], h[2], h[3]
-	r := &snapReader{b: b[snapHeader:]}
+	r := &snapReader{b: b[header:]}
 	if ndocs > uint64(len(r.b)) || nterms > uint64(len(r.b)) || nposts > uint64(len(r.b)) || ndocs >= math.MaxUint32 {
 		return errSnapshot
 	}
 	idOff, ids := r.strings(ndocs, h[4])
 	agentOff, agents := r.strings(ndocs, h[5])
+	userOff, userText := []byte(nil), ""
+	if users {
+		userOff, userText = r.strings(ndocs, h[8])
+	}
 	expires := r.take(8 * ndocs)
 	versions := r.take(8 * ndocs)
 	lens := r.take(4 * ndocs)
@@ -264,10 +285,14 @@ func (t *tenant) decodeV2(b []byte) error {
 		for d := range t.docs {
 			dc := &t.docs[d]
 			dc.id, dc.agent, dc.live = cut(idOff, ids, d), cut(agentOff, agents, d), true
+			if users {
+				dc.user = cut(userOff, userText, d)
+			}
 			dc.expires, dc.version = int64(le.Uint64(expires[8*d:])), int64(le.Uint64(versions[8*d:]))
 			t.lens[d] = le.Uint32(lens[4*d:])
 			t.totalLen += int64(t.lens[d])
 		}
+		t.indexUsers()
 		t.byID = idTableFor(len(t.docs))
 		for range t.docs {
 			if !t.byID.add(t.docs) {
@@ -416,6 +441,7 @@ func (t *tenant) decodeV1(b []byte) (err error) {
 		t.totalLen += int64(t.lens[d])
 		t.strBytes += int64(len(dc.id) + len(dc.agent))
 	}
+	t.indexUsers()
 	nterms := u()
 	for range nterms {
 		term := str()

@@ -18,8 +18,9 @@ import (
 type doc struct {
 	id      string
 	agent   string
-	expires int64 // unix nanoseconds; 0 never expires
-	version int64 // of the memory as the feed last delivered it
+	user    string // engram.Memory.UserID; "" shared
+	expires int64  // unix nanoseconds; 0 never expires
+	version int64  // of the memory as the feed last delivered it
 	live    bool
 }
 
@@ -113,10 +114,14 @@ type tenant struct {
 	syncedAt time.Time // when the last read of the feed started
 	elem     *list.Element
 
-	docs     []doc
-	lens     []uint32 // weighted length of each doc, in tenths; 0 when not live
-	byID     idTable  // of docs
-	post     map[string]*postings
+	docs []doc
+	lens []uint32 // weighted length of each doc, in tenths; 0 when not live
+	byID idTable  // of docs
+	post map[string]*postings
+	// byUser lists the docs of each end user, "" the shared ones (see
+	// accumulate): a user's search looks its few docs up in a common
+	// term's postings instead of reading every other user's.
+	byUser   map[string][]uint32
 	liveDocs int64
 	totalLen int64 // sum of lens
 	nPost    int64 // postings held
@@ -135,7 +140,7 @@ func newTenant(rowCap int) *tenant {
 // reset empties the index before a load.
 func (t *tenant) reset() {
 	t.loaded, t.seq, t.snapSeq, t.syncedAt = false, 0, 0, time.Time{}
-	t.docs, t.lens, t.byID, t.post = nil, nil, idTable{}, map[string]*postings{}
+	t.docs, t.lens, t.byID, t.post, t.byUser = nil, nil, idTable{}, map[string]*postings{}, nil
 	t.liveDocs, t.totalLen, t.nPost, t.strBytes = 0, 0, 0, 0
 	t.rows.clear()
 }
@@ -144,13 +149,15 @@ func (t *tenant) reset() {
 // and slice overheads, measured roughly; the bound they enforce is a
 // budget, not an exact count.
 const (
-	docBytes     = 48 + 4 + 24 // doc, its length and its byID slots
-	termBytes    = 96          // map entry, postings header
+	docBytes     = 64 + 4 + 24 + 4 // doc, its length, its byID slots and its byUser entry
+	termBytes    = 96              // map entry, postings header
 	postingBytes = 6
+	userBytes    = 80 // a byUser entry: map slot and slice header (its docs are in docBytes)
 )
 
 func (t *tenant) estimate() int64 {
-	return int64(len(t.docs))*docBytes + int64(len(t.post))*termBytes + t.nPost*postingBytes + t.strBytes + t.rows.bytes()
+	return int64(len(t.docs))*docBytes + int64(len(t.post))*termBytes + t.nPost*postingBytes + t.strBytes + t.rows.bytes() +
+		int64(len(t.byUser))*userBytes
 }
 
 // put indexes m (live) as doc d, or re-indexes d after a change.
@@ -164,8 +171,11 @@ func (t *tenant) put(m *engram.Memory) {
 		t.strBytes += int64(len(m.ID))
 	}
 	dc := &t.docs[d]
-	t.strBytes += int64(len(m.AgentID) - len(dc.agent))
-	dc.agent, dc.version, dc.expires = m.AgentID, m.Version, 0
+	t.strBytes += int64(len(m.AgentID) - len(dc.agent) + len(m.UserID) - len(dc.user))
+	if !ok || dc.user != m.UserID {
+		t.moveUser(d, dc.user, m.UserID, ok)
+	}
+	dc.agent, dc.user, dc.version, dc.expires = m.AgentID, m.UserID, m.Version, 0
 	if m.ExpiresAt != nil {
 		dc.expires = m.ExpiresAt.UnixNano()
 	}
@@ -186,6 +196,30 @@ func (t *tenant) put(m *engram.Memory) {
 		}
 		p.add(d, f)
 		t.nPost++
+	}
+}
+
+// moveUser lists doc d under user to, and (known) no longer under from.
+func (t *tenant) moveUser(d uint32, from, to string, known bool) {
+	if t.byUser == nil {
+		t.byUser = map[string][]uint32{}
+	}
+	if known {
+		if l := t.byUser[from]; len(l) > 0 {
+			if i := slices.Index(l, d); i >= 0 {
+				t.byUser[from] = slices.Delete(l, i, i+1)
+			}
+		}
+	}
+	t.byUser[to] = append(t.byUser[to], d)
+}
+
+// indexUsers builds byUser from the docs, after a snapshot load.
+func (t *tenant) indexUsers() {
+	t.byUser = map[string][]uint32{}
+	for d := range t.docs {
+		u := t.docs[d].user
+		t.byUser[u] = append(t.byUser[u], uint32(d))
 	}
 }
 
@@ -231,8 +265,11 @@ func (t *tenant) apply(c *engram.Change) {
 	}
 	if known && t.docs[d].live && live(c.Before) && live(c.After) && sameText(c.Before, c.After) {
 		dc := &t.docs[d]
-		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent))
-		dc.agent, dc.version, dc.expires = c.After.AgentID, c.After.Version, 0
+		t.strBytes += int64(len(c.After.AgentID) - len(dc.agent) + len(c.After.UserID) - len(dc.user))
+		if dc.user != c.After.UserID {
+			t.moveUser(d, dc.user, c.After.UserID, true)
+		}
+		dc.agent, dc.user, dc.version, dc.expires = c.After.AgentID, c.After.UserID, c.After.Version, 0
 		if c.After.ExpiresAt != nil {
 			dc.expires = c.After.ExpiresAt.UnixNano()
 		}
@@ -290,10 +327,11 @@ func (t *tenant) relearn(d uint32, from, to string) {
 	}
 }
 
-// visible reports whether doc d may be recalled by agent at now.
-func (t *tenant) visible(d uint32, agent string, now int64) bool {
+// visible reports whether doc d may be recalled by agent for user at now.
+func (t *tenant) visible(d uint32, agent, user string, now int64) bool {
 	dc := &t.docs[d]
-	return dc.live && (dc.agent == "" || dc.agent == agent) && (dc.expires == 0 || dc.expires > now)
+	return dc.live && (dc.agent == "" || dc.agent == agent) && (dc.user == "" || dc.user == user) &&
+		(dc.expires == 0 || dc.expires > now)
 }
 
 // termIDF returns the BM25 IDF of a term the tenant has, and false when it

@@ -61,7 +61,10 @@ const maxKnowledgeChars = 4000
 // subjectOverlap of the smaller term set, and a different value. A
 // memory the correction restates or entails (Agrees) is not superseded:
 // the feedback credits it as a good answer instead (see credit). P0
-// identity memories are never superseded by a correction.
+// identity memories are never superseded by a correction. The correction
+// belongs to the interaction's end user (docs/users.md) and supersedes
+// only memories of that same scope: a user's correction never marks the
+// tenant's shared memories or another user's.
 func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbackID, category string, rested []engram.Rested) (*engram.Memory, []string) {
 	if strings.TrimSpace(correction) == "" {
 		return nil, nil
@@ -70,7 +73,7 @@ func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbac
 	terms := termSet(correction)
 	var superseded []string
 	for _, r := range rested {
-		if !(r.Share > 0) || r.Memory.Priority == engram.P0 || f.Agrees(correction, r.Memory) {
+		if !(r.Share > 0) || r.Memory.Priority == engram.P0 || r.Memory.UserID != in.UserID || f.Agrees(correction, r.Memory) {
 			continue
 		}
 		own := reading{words: words(r.Memory.Content)}
@@ -84,7 +87,7 @@ func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbac
 	}
 	source, _ := json.Marshal(map[string]string{"kind": "feedback", "feedback_id": feedbackID, "interaction_id": in.ID})
 	return &engram.Memory{Content: clip(correction, maxKnowledgeChars), Context: clip(in.Prompt, maxKnowledgeChars),
-		Category: category, Type: "correction", Source: source}, superseded
+		Category: category, Type: "correction", Source: source, UserID: in.UserID}, superseded
 }
 
 // Agrees reports whether a user's correction restates or entails m, or m

@@ -103,6 +103,14 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	if len(req.AgentID) > 256 || len(req.SessionID) > 256 {
 		return nil, engram.Errorf(engram.EINVALID, "agent_id and session_id must be at most 256 bytes")
 	}
+	if err := engram.CheckUserID(req.UserID); err != nil {
+		return nil, err
+	}
+	if req.UserID != "" {
+		// Every read below — pinned, search, vectors, persona — and the
+		// recall record follow the user scope (user.go).
+		ctx = engram.NewContextWithUser(ctx, req.UserID)
+	}
 	var degrade []string
 	if utf8.RuneCountInString(query) > r.cfg.MaxQueryChars {
 		query = string([]rune(query)[:r.cfg.MaxQueryChars])

@@ -13,6 +13,7 @@ import (
 // "zero" differ, as there: a rating of 0 or an empty thumb is an error,
 // not an omission.
 type feedbackArgs struct {
+	UserID         string  `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	RecallID       string  `json:"recall_id,omitempty" jsonschema:"the recall whose memories the answer used (credits each of them)"`
 	MemoryID       string  `json:"memory_id,omitempty" jsonschema:"or one memory"`
 	InteractionID  string  `json:"interaction_id,omitempty" jsonschema:"or an answer recorded through the REST API"`

@@ -102,6 +102,9 @@ type Identity struct {
 	// Reader is the key's read rights (clearance, masker, its tenant's
 	// withhold mode); nil reads with full rights (stdio without a key).
 	Reader *engram.Reader
+	// UserID is the end user the session acts for when a call names no
+	// user_id (auth.user_id, ENGRAM_USER_ID); "" the shared memories.
+	UserID string
 }
 
 // caller is whom one call acts for.

@@ -50,6 +50,7 @@ func viewOf(m *engram.Memory) memoryView {
 
 // rememberArgs create a memory, or, with an id, change the fields given.
 type rememberArgs struct {
+	UserID     string           `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	ID         string           `json:"id,omitempty" jsonschema:"id of a memory to change; omit to store a new one"`
 	Content    *string          `json:"content,omitempty" jsonschema:"the memory: one self-contained statement, in the user's language; required for a new memory"`
 	Category   *string          `json:"category,omitempty" jsonschema:"domain: work, life, preference, emotion, strategy (what worked or failed) or kb (external knowledge)"`
@@ -128,6 +129,7 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 // setMemoryArgs are set_memory(key, content, source) with the optional
 // metadata of PUT /v1/keys/{key}.
 type setMemoryArgs struct {
+	UserID     string           `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	Key        string           `json:"key" jsonschema:"a path such as /user/preference/style: segments separated by /, starting with /"`
 	Content    json.RawMessage  `json:"content" jsonschema:"the value: a string, or any JSON (an object's text, content or value field is what is recalled); null deletes the key"`
 	Source     json.RawMessage  `json:"source" jsonschema:"where the value came from: a string such as \"chat\", or {kind, name, retrieved_at, locator}, required for /kb/ keys and web, tool or file sources"`
@@ -186,8 +188,9 @@ func (s *Server) setMemory(ctx context.Context, a *setMemoryArgs) (*setMemoryRes
 }
 
 type forgetArgs struct {
-	ID  string `json:"id,omitempty" jsonschema:"id of the memory to forget"`
-	Key string `json:"key,omitempty" jsonschema:"or the key whose value to forget"`
+	UserID string `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
+	ID     string `json:"id,omitempty" jsonschema:"id of the memory to forget"`
+	Key    string `json:"key,omitempty" jsonschema:"or the key whose value to forget"`
 }
 
 type forgetResult struct {

@@ -16,6 +16,7 @@ func (s *Server) defaultBudget() int {
 }
 
 type recallArgs struct {
+	UserID      string   `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	Query       string   `json:"query" jsonschema:"what you need to know, in the user's words or yours, any language"`
 	TokenBudget *int     `json:"token_budget,omitempty" jsonschema:"most tokens the returned context may take"`
 	Tags        []string `json:"tags,omitempty" jsonschema:"prefer memories with these tags"`
@@ -89,6 +90,7 @@ func (s *Server) recall(ctx context.Context, a *recallArgs) (*recallResult, erro
 }
 
 type bootArgs struct {
+	UserID     string `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	AgentID    string `json:"agent_id,omitempty" jsonschema:"the agent starting; its own persona comes first"`
 	TokenLimit *int   `json:"token_limit,omitempty" jsonschema:"most tokens the context may take"`
 }

@@ -12,6 +12,7 @@ import (
 )
 
 type sessionEventArgs struct {
+	UserID     string          `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	SessionID  string          `json:"session_id" jsonschema:"the conversation or run, e.g. its thread id; 1-128 of A-Z a-z 0-9 . _ : -"`
 	Type       string          `json:"type" jsonschema:"what happened"`
 	Speaker    string          `json:"speaker,omitempty" jsonschema:"message: who said it (or give role)"`
@@ -66,6 +67,7 @@ func (s *Server) sessionEvent(ctx context.Context, a *sessionEventArgs) (*sessio
 }
 
 type promptArgs struct {
+	UserID      string `json:"user_id,omitempty" jsonschema:"the end user this call is for: their memories and the shared ones; omit for shared only"`
 	Query       string `json:"query" jsonschema:"what the next answer is about"`
 	TokenBudget *int   `json:"token_budget,omitempty" jsonschema:"most tokens the whole prompt section may take"`
 	AgentID     string `json:"agent_id,omitempty" jsonschema:"the agent answering; its persona comes first"`

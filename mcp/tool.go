@@ -65,6 +65,9 @@ func addTool[In, Out any](b *toolbox, t *sdk.Tool, shape func(*jsonschema.Schema
 			if err := b.s.decodeArgs(req.Params.Arguments, &args); err != nil {
 				return nil, err
 			}
+			if u := argUser(&args); u != "" {
+				ctx = engram.NewContextWithUser(ctx, u)
+			}
 			return h(ctx, &args)
 		}), nil
 	})
@@ -89,6 +92,7 @@ func (b *toolbox) call(ctx context.Context, name string, req *sdk.CallToolReques
 		return errorResult(err)
 	}
 	ctx = engram.NewContextWithTenant(ctx, c.TenantID)
+	ctx = engram.NewContextWithUser(ctx, c.UserID)
 	ctx = engram.NewContextWithActor(ctx, engram.Actor{KeyID: c.KeyID, RequestID: c.RequestID})
 	if c.Reader != nil {
 		ctx = engram.NewContextWithReader(ctx, *c.Reader)
@@ -178,4 +182,19 @@ func between(s *jsonschema.Schema, prop string, lo, hi float64) {
 func defaultValue(s *jsonschema.Schema, prop string, v any) {
 	b, _ := json.Marshal(v)
 	s.Properties[prop].Default = b
+}
+
+// argUser is the user_id a tool's arguments name (a string field UserID),
+// "" when they name none: the call is scoped to that end user
+// (docs/users.md); wire.Decode has checked it.
+func argUser(args any) string {
+	v := reflect.ValueOf(args).Elem()
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	f := v.FieldByName("UserID")
+	if !f.IsValid() || f.Kind() != reflect.String {
+		return ""
+	}
+	return f.String()
 }

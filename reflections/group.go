@@ -15,7 +15,36 @@ type Group struct {
 	// Subcategory or Tag names the group within its category; both empty
 	// for the category's general group.
 	Subcategory, Tag string
-	Members          []*engram.Memory // oldest first
+	// UserID is the end user all members belong to; "" for a group of
+	// shared memories (see UserGroups).
+	UserID  string
+	Members []*engram.Memory // oldest first
+}
+
+// UserGroups groups the shared memories and each end user's apart
+// (docs/users.md): a group never mixes two users, or a user and the
+// shared memories, so that each reflection belongs to one scope. A user's
+// group keys start with "@<user>/".
+func UserGroups(ms []*engram.Memory, min int) []Group {
+	byUser := map[string][]*engram.Memory{}
+	var users []string
+	for _, m := range ms {
+		if _, ok := byUser[m.UserID]; !ok {
+			users = append(users, m.UserID)
+		}
+		byUser[m.UserID] = append(byUser[m.UserID], m)
+	}
+	sort.Strings(users)
+	var out []Group
+	for _, u := range users {
+		for _, g := range GroupMemories(byUser[u], min) {
+			if u != "" {
+				g.UserID, g.Key = u, "@"+u+"/"+g.Key
+			}
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // GroupMemories assigns each memory to at most one group of at least min

@@ -90,7 +90,7 @@ func (s *Service) Reflect(ctx context.Context, req engram.ReflectRequest) (*engr
 		}
 		filter.Cursor = page.NextCursor
 	}
-	groups := GroupMemories(ms, s.cfg.MinGroup)
+	groups := UserGroups(ms, s.cfg.MinGroup)
 	res := &engram.ReflectResult{Groups: len(groups), Written: []engram.ReflectOutcome{}, Skipped: []engram.ReflectOutcome{},
 		Failed: []engram.ReflectOutcome{}}
 	for _, g := range groups {
@@ -126,7 +126,7 @@ func (s *Service) reflectGroup(ctx context.Context, g Group) (*engram.ReflectOut
 	case err != nil && engram.ErrorCode(err) != engram.ENOTFOUND:
 		return nil, false, err
 	}
-	r := &engram.Reflection{Group: g.Key, Category: g.Category, Title: g.Title(), Fingerprint: fp, Writer: ExtractiveWriter}
+	r := &engram.Reflection{Group: g.Key, Category: g.Category, UserID: g.UserID, Title: g.Title(), Fingerprint: fp, Writer: ExtractiveWriter}
 	for _, m := range g.Members {
 		r.Members = append(r.Members, engram.MemoryRef{ID: m.ID, Version: m.Version})
 	}
@@ -183,8 +183,13 @@ func (s *Service) writeFile(ctx context.Context, g Group, r *engram.Reflection) 
 }
 
 // File is where a group's reflection is written. Tenant ids and category
-// names are safe path segments (engram.ValidName); the slug is made so.
+// names are safe path segments (engram.ValidName); the slug is made so; a
+// user id (engram.CheckUserID: letters, digits, . _ : - without "..") is
+// one. A user's groups go under users/<user id>/.
 func (s *Service) File(tenantID string, g Group) string {
+	if g.UserID != "" {
+		return filepath.Join(s.cfg.Dir, tenantID, "users", g.UserID, g.Category, g.Slug()+".md")
+	}
 	return filepath.Join(s.cfg.Dir, tenantID, g.Category, g.Slug()+".md")
 }
 

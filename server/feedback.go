@@ -31,6 +31,7 @@ type interactionRequest struct {
 	SessionID string          `json:"session_id"`
 	TurnID    string          `json:"turn_id"`
 	Model     string          `json:"model"`
+	UserID    string          `json:"user_id"`
 }
 
 func (s *Server) handleCreateInteraction(c *gin.Context) {
@@ -39,7 +40,7 @@ func (s *Server) handleCreateInteraction(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	in := &engram.Interaction{Response: req.Response, RecallID: req.RecallID, SessionID: req.SessionID, TurnID: req.TurnID, Model: req.Model}
+	in := &engram.Interaction{Response: req.Response, RecallID: req.RecallID, SessionID: req.SessionID, TurnID: req.TurnID, Model: req.Model, UserID: req.UserID}
 	switch {
 	case len(req.Prompt) == 0 || string(req.Prompt) == "null":
 		writeError(c, engram.Errorf(engram.EINVALID, "prompt is required: a string or a list of messages"))
@@ -75,6 +76,9 @@ type feedbackRequest struct {
 	Correction     *string `json:"correction"`
 	Rater          string  `json:"rater"`
 	IdempotencyKey string  `json:"idempotency_key"`
+	// UserID is the end user giving the feedback; a correction becomes a
+	// memory of that user. Absent: the user of the rated recall.
+	UserID string `json:"user_id"`
 }
 
 func (s *Server) handleFeedback(c *gin.Context) {
@@ -84,7 +88,7 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		return
 	}
 	in := engram.FeedbackInput{InteractionID: req.InteractionID, RecallID: req.RecallID, MemoryID: req.MemoryID,
-		Reason: req.Reason, Rater: req.Rater, IdempotencyKey: req.IdempotencyKey}
+		Reason: req.Reason, Rater: req.Rater, IdempotencyKey: req.IdempotencyKey, UserID: req.UserID}
 	if req.Thumb != nil {
 		if *req.Thumb == "" {
 			writeError(c, engram.Errorf(engram.EINVALID, "thumb must be up or down"))
@@ -106,7 +110,7 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		}
 		in.Correction = *req.Correction
 	}
-	res, err := s.cfg.Feedback.SubmitFeedback(c.Request.Context(), in)
+	res, err := s.cfg.Feedback.SubmitFeedback(engram.NewContextWithUser(c.Request.Context(), req.UserID), in)
 	if err != nil {
 		writeError(c, err)
 		return

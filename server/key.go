@@ -17,6 +17,7 @@ type putKeyRequest struct {
 	Content    json.RawMessage  `json:"content"`
 	Source     json.RawMessage  `json:"source"`
 	AgentID    *string          `json:"agent_id"`
+	UserID     string           `json:"user_id"` // the key of this end user; "" the shared key
 	Category   *string          `json:"category"`
 	Tags       *[]string        `json:"tags"`
 	Type       *string          `json:"type"`
@@ -67,7 +68,7 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	respondMemory(c)(s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+	respondMemory(c)(s.cfg.Memories.SetKey(engram.NewContextWithUser(c.Request.Context(), req.UserID), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
 		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
 		ExpiresAt: expires, ExpectVersion: expect,
@@ -76,11 +77,14 @@ func (s *Server) handlePutKey(c *gin.Context) {
 
 func (s *Server) handleGetKey(c *gin.Context) {
 	key, err := s.keyParam(c)
+	if err == nil {
+		err = queryParams(c, "user_id")
+	}
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	respondMemory(c)(s.cfg.Memories.FindMemoryByKey(c.Request.Context(), key))
+	respondMemory(c)(s.cfg.Memories.FindMemoryByKey(userContext(c), key))
 }
 
 // handleDeleteKey is set_memory(key, null) for clients that prefer the
@@ -90,7 +94,11 @@ func (s *Server) handleDeleteKey(c *gin.Context) {
 	if !ok {
 		return
 	}
-	respondMemory(c)(s.cfg.Memories.SetKey(c.Request.Context(), engram.KeyWrite{
+	if err := queryParams(c, "user_id"); err != nil {
+		writeError(c, err)
+		return
+	}
+	respondMemory(c)(s.cfg.Memories.SetKey(userContext(c), engram.KeyWrite{
 		Key: key, Content: json.RawMessage("null"), Source: json.RawMessage(`"api:delete"`), ExpectVersion: expect,
 	}))
 }

@@ -26,6 +26,7 @@ type createMemoryRequest struct {
 	Priority      engram.Priority `json:"priority"`
 	Confidence    *float64        `json:"confidence"` // absent or 0: the default
 	AgentID       string          `json:"agent_id"`
+	UserID        string          `json:"user_id"`
 	Key           string          `json:"key"`
 	Source        json.RawMessage `json:"source"`
 	SecurityLevel string          `json:"security_level"`
@@ -67,6 +68,7 @@ func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
 	m := &engram.Memory{
 		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Data: nullToEmpty(req.Data), Summary: req.Summary, Context: req.Context, Priority: req.Priority, AgentID: req.AgentID,
+		UserID: req.UserID,
 		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel,
 	}
 	var err error
@@ -150,7 +152,7 @@ type listResponse[T any] struct {
 }
 
 func (s *Server) handleListMemories(c *gin.Context) {
-	if err := queryParams(c, "category", "tag", "q", "needs_revision", "key_prefix", "agent_id",
+	if err := queryParams(c, "category", "tag", "q", "needs_revision", "key_prefix", "agent_id", "user_id",
 		"include_deleted", "include_archived", "limit", "cursor"); err != nil {
 		writeError(c, err)
 		return
@@ -163,6 +165,7 @@ func (s *Server) handleListMemories(c *gin.Context) {
 		return nil
 	}
 	f.Category, f.Tag, f.Query, f.KeyPrefix, f.AgentID = str("category"), str("tag"), str("q"), str("key_prefix"), str("agent_id")
+	f.UserID = str("user_id")
 	f.Cursor = c.Query("cursor")
 	var err error
 	if f.NeedsRevision, err = boolParam(c, "needs_revision"); err != nil {

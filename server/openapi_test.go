@@ -19,6 +19,7 @@ import (
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/server/openapitest"
 	"github.com/engram-memory/engram/store/storetest"
+	"github.com/engram-memory/engram/users"
 	"github.com/engram-memory/engram/working"
 )
 
@@ -50,6 +51,7 @@ func fullServer(t *testing.T) *server.Server {
 			return learning.NewEncoder(w, f), f.Paired(), nil
 		},
 		Sessions: w, Personas: w, Prompt: w, Quotas: db, AdminKey: adminSecret, Admin: db, Transfer: db,
+		Users: users.New(db, users.Config{Reflections: refl}, nil),
 		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxImportBytes: lim.MaxImportBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {

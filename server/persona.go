@@ -18,7 +18,11 @@ type personaRequest struct {
 // text/markdown (or text/plain) body, or JSON {"markdown"}.
 func (s *Server) handlePutPersona(c *gin.Context) {
 	id := c.Param("id")
-	if err := engram.CheckID("agent id", id); err != nil {
+	err := engram.CheckID("agent id", id)
+	if err == nil {
+		err = queryParams(c, "user_id")
+	}
+	if err != nil {
 		writeError(c, err)
 		return
 	}
@@ -36,7 +40,7 @@ func (s *Server) handlePutPersona(c *gin.Context) {
 		}
 		markdown = req.Markdown
 	}
-	p, err := s.cfg.Personas.PutPersona(c.Request.Context(), id, markdown)
+	p, err := s.cfg.Personas.PutPersona(userContext(c), id, markdown)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -47,7 +51,7 @@ func (s *Server) handlePutPersona(c *gin.Context) {
 // handleGetPersona returns the current persona, or ?version=N. With
 // Accept: text/markdown the body is the Markdown itself.
 func (s *Server) handleGetPersona(c *gin.Context) {
-	if err := queryParams(c, "version"); err != nil {
+	if err := queryParams(c, "version", "user_id"); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -60,7 +64,7 @@ func (s *Server) handleGetPersona(c *gin.Context) {
 		}
 		version = n
 	}
-	p, err := s.cfg.Personas.Persona(c.Request.Context(), c.Param("id"), version)
+	p, err := s.cfg.Personas.Persona(userContext(c), c.Param("id"), version)
 	if err != nil {
 		writeError(c, err)
 		return

@@ -73,7 +73,7 @@ type contextItem struct {
 // handleContext serves the default read block. token_limit is required;
 // tags is a comma-separated list.
 func (s *Server) handleContext(c *gin.Context) {
-	if err := queryParams(c, "token_limit", "tags", "agent_id"); err != nil {
+	if err := queryParams(c, "token_limit", "tags", "agent_id", "user_id"); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Server) handleContext(c *gin.Context) {
 			tags = append(tags, t)
 		}
 	}
-	text, items, used, err := s.cfg.Recall.ReadBlock(c.Request.Context(), c.Query("agent_id"), tags, limit)
+	text, items, used, err := s.cfg.Recall.ReadBlock(userContext(c), c.Query("agent_id"), tags, limit)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -102,7 +102,7 @@ func (s *Server) handleContext(c *gin.Context) {
 }
 
 func (s *Server) handleBoot(c *gin.Context) {
-	if err := queryParams(c, "token_limit", "agent_id"); err != nil {
+	if err := queryParams(c, "token_limit", "agent_id", "user_id"); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -114,7 +114,7 @@ func (s *Server) handleBoot(c *gin.Context) {
 			return
 		}
 	}
-	b, err := s.cfg.Recall.Boot(c.Request.Context(), c.Query("agent_id"), limit)
+	b, err := s.cfg.Recall.Boot(userContext(c), c.Query("agent_id"), limit)
 	if err != nil {
 		writeError(c, err)
 		return

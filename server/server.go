@@ -39,12 +39,14 @@ type Pinger interface {
 
 // Config holds what New needs.
 type Config struct {
-	Memories       engram.MemoryService
-	Auth           engram.AuthService
-	Router         engram.RouterService
-	Recall         Recaller
-	Feedback       engram.FeedbackService
-	Reflections    engram.ReflectionService
+	Memories    engram.MemoryService
+	Auth        engram.AuthService
+	Router      engram.RouterService
+	Recall      Recaller
+	Feedback    engram.FeedbackService
+	Reflections engram.ReflectionService
+	// Users erases end users (DELETE /v1/users/{id}); nil: no route.
+	Users          engram.UserService
 	Export         Exporter
 	Health         Pinger
 	Limits         Limits
@@ -180,6 +182,9 @@ func New(cfg Config) (*Server, error) {
 	v1.PUT("/keys/*key", s.handlePutKey)
 	v1.GET("/keys/*key", s.handleGetKey)
 	v1.DELETE("/keys/*key", s.handleDeleteKey)
+	if cfg.Users != nil {
+		v1.DELETE("/users/:id", s.handleForgetUser)
+	}
 	return s, nil
 }
 

@@ -92,6 +92,7 @@ func (e *eventIn) empty() bool {
 type eventsRequest struct {
 	eventIn
 	ResourceID string    `json:"resource_id"`
+	UserID     string    `json:"user_id"` // the session's end user, set by its first event
 	Events     []eventIn `json:"events"`
 }
 
@@ -123,7 +124,7 @@ func (s *Server) handleSessionEvents(c *gin.Context, id string) {
 		}
 		b.Events = []*engram.SessionEvent{ev}
 	}
-	res, err := s.cfg.Sessions.AppendEvents(c.Request.Context(), id, b)
+	res, err := s.cfg.Sessions.AppendEvents(engram.NewContextWithUser(c.Request.Context(), req.UserID), id, b)
 	if err != nil {
 		writeError(c, err)
 		return

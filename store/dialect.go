@@ -104,9 +104,9 @@ func (d sqliteDialect) uniqueRule(err error) uniqueRule {
 	}
 	_, cols, _ := strings.Cut(e.Error(), "constraint failed: ")
 	switch cols {
-	case "memories.tenant_id, memories.agent_id, memories.category, memories.content_hash":
+	case "memories.tenant_id, memories.user_id, memories.agent_id, memories.category, memories.content_hash":
 		return ruleDedupe
-	case "memories.tenant_id, memories.key":
+	case "memories.tenant_id, memories.user_id, memories.key":
 		return ruleKey
 	case "memory_events.memory_id, memory_events.version":
 		return ruleEventVersion

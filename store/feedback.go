@@ -18,6 +18,7 @@ type interactionRow struct {
 	Seq            int64 `gorm:"primaryKey;autoIncrement"`
 	ID             string
 	TenantID       string
+	UserID         string
 	Prompt         string
 	Messages       *string
 	Response       string
@@ -36,7 +37,7 @@ type interactionRow struct {
 func (interactionRow) TableName() string { return "interactions" }
 
 func (r *interactionRow) toInteraction() *engram.Interaction {
-	in := &engram.Interaction{ID: r.ID, Prompt: r.Prompt, Response: r.Response, RecallID: r.RecallID, SessionID: r.SessionID,
+	in := &engram.Interaction{ID: r.ID, UserID: r.UserID, Prompt: r.Prompt, Response: r.Response, RecallID: r.RecallID, SessionID: r.SessionID,
 		TurnID: r.TurnID, Model: r.Model, GroupKey: r.GroupKey, CreatedAt: r.CreatedAt.UTC()}
 	if r.Messages != nil {
 		_ = json.Unmarshal([]byte(*r.Messages), &in.Messages)
@@ -48,6 +49,7 @@ type feedbackRow struct {
 	Seq            int64 `gorm:"primaryKey;autoIncrement"`
 	ID             string
 	TenantID       string
+	UserID         string
 	InteractionID  string
 	RecallID       string
 	MemoryID       string
@@ -80,6 +82,7 @@ type pairRow struct {
 	Seq                   int64 `gorm:"primaryKey;autoIncrement"`
 	ID                    string
 	TenantID              string
+	UserID                string
 	Kind                  string
 	DedupeKey             string
 	Prompt                string
@@ -126,7 +129,10 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 	if err != nil {
 		return nil, err
 	}
-	row := interactionRow{ID: newID("int"), TenantID: tenant, Prompt: in.Prompt, Response: in.Response, RecallID: in.RecallID,
+	if in.UserID == "" {
+		in.UserID = engram.UserFromContext(ctx)
+	}
+	row := interactionRow{ID: newID("int"), TenantID: tenant, UserID: in.UserID, Prompt: in.Prompt, Response: in.Response, RecallID: in.RecallID,
 		SessionID: in.SessionID, TurnID: in.TurnID, Model: in.Model, GroupKey: groupKey(in), CreatedAt: db.now().UTC()}
 	if len(in.Messages) > 0 {
 		b, _ := json.Marshal(in.Messages)
@@ -209,7 +215,7 @@ func mustJSON(v any) string {
 }
 
 func (r *pairRow) toPair() *engram.Pair {
-	p := &engram.Pair{ID: r.ID, Kind: r.Kind, Prompt: r.Prompt, Chosen: r.Chosen, Rejected: r.Rejected, Margin: r.Margin,
+	p := &engram.Pair{ID: r.ID, UserID: r.UserID, Kind: r.Kind, Prompt: r.Prompt, Chosen: r.Chosen, Rejected: r.Rejected, Margin: r.Margin,
 		Category: r.Category, ChosenInteractionID: r.ChosenInteractionID, RejectedInteractionID: r.RejectedInteractionID,
 		CreatedAt: r.CreatedAt.UTC()}
 	if r.Messages != nil {

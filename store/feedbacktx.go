@@ -324,7 +324,7 @@ func (t *feedbackTx) FindJudgedAnswers(_ context.Context, groupKey, except strin
 
 // SavePair implements engram.FeedbackTx: a count of the dedupe key, then
 // the insert.
-func (t *feedbackTx) SavePair(_ context.Context, p *engram.Pair, dedupeKey string) (bool, error) {
+func (t *feedbackTx) SavePair(ctx context.Context, p *engram.Pair, dedupeKey string) (bool, error) {
 	var n int64
 	if err := t.tx.Model(&pairRow{}).Where("tenant_id = ? AND dedupe_key = ?", t.tenant, dedupeKey).Count(&n).Error; err != nil {
 		return false, fmt.Errorf("store: pair dedupe: %w", err)
@@ -332,7 +332,10 @@ func (t *feedbackTx) SavePair(_ context.Context, p *engram.Pair, dedupeKey strin
 	if n > 0 {
 		return false, nil
 	}
-	row := pairRow{ID: newID("pair"), TenantID: t.tenant, Kind: p.Kind, DedupeKey: dedupeKey, Prompt: p.Prompt, Chosen: p.Chosen,
+	if p.UserID == "" {
+		p.UserID = t.user(ctx)
+	}
+	row := pairRow{ID: newID("pair"), TenantID: t.tenant, UserID: p.UserID, Kind: p.Kind, DedupeKey: dedupeKey, Prompt: p.Prompt, Chosen: p.Chosen,
 		Rejected: p.Rejected, Margin: p.Margin, Category: p.Category, ChosenInteractionID: p.ChosenInteractionID,
 		RejectedInteractionID: p.RejectedInteractionID, FeedbackIDs: mustJSON(p.FeedbackIDs),
 		ChosenMemories: mustJSON(p.ChosenMemories), RejectedMemories: mustJSON(p.RejectedMemories), CreatedAt: p.CreatedAt}
@@ -381,16 +384,32 @@ func (t *feedbackTx) SupersedeMemories(ctx context.Context, ids []string, by str
 
 // SaveFeedback implements engram.FeedbackTx: the feedback row goes in
 // with its result, in one statement.
-func (t *feedbackTx) SaveFeedback(_ context.Context, in engram.FeedbackInput, res *engram.FeedbackResult) error {
+func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, res *engram.FeedbackResult) error {
 	stored, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("store: feedback result: %w", err)
 	}
-	fb := feedbackRow{ID: t.id, TenantID: t.tenant, InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
+	user := in.UserID
+	if user == "" {
+		user = t.user(ctx)
+	}
+	fb := feedbackRow{ID: t.id, TenantID: t.tenant, UserID: user, InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
 		Thumb: in.Thumb, Rating: in.Rating, Signal: res.Signal, Reason: in.Reason, Correction: in.Correction, Rater: in.Rater,
 		IdempotencyKey: in.IdempotencyKey, Result: string(stored), CreatedAt: t.now}
 	if err := t.tx.Create(&fb).Error; err != nil {
 		return fmt.Errorf("store: save feedback: %w", err)
 	}
 	return nil
+}
+
+// user is the end user a feedback and its pair belong to: the request's,
+// else the user of the recall it rates.
+func (t *feedbackTx) user(ctx context.Context) string {
+	if u := engram.UserFromContext(ctx); u != "" {
+		return u
+	}
+	if t.recall != nil {
+		return t.recall.UserID
+	}
+	return ""
 }

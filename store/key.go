@@ -17,7 +17,8 @@ import (
 // that is searched and injected is the content itself when it is a JSON
 // string, else its "text", "content" or "value" field, else the compact
 // JSON. A source lacking required provenance is refused, or stored under
-// /untrusted/ when the policy quarantines.
+// /untrusted/ when the policy quarantines. Keys are per user: the write
+// goes to the key of the context's user ("" the shared key).
 func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -38,7 +39,10 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := findRow(db.r.WithContext(ctx), tenant, "key = ?", key); engram.ErrorCode(err) == engram.ENOTFOUND {
+	user := engram.UserFromContext(ctx)
+	fresh.UserID = user
+	row, err := findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", key, user)
+	if engram.ErrorCode(err) == engram.ENOTFOUND {
 		if w.ExpectVersion != nil {
 			return nil, engram.Errorf(engram.ECONFLICT, "key does not exist at version %d", *w.ExpectVersion)
 		}
@@ -49,11 +53,14 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 			}
 			return res.Memory, nil
 		}
-		// Lost a race to create the key: fall through and replace it.
+		// Lost a race to create the key: replace it.
+		if row, err = findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", key, user); err != nil {
+			return nil, err
+		}
 	} else if err != nil {
 		return nil, err
 	}
-	return db.mutate(ctx, "key = ?", key, w.ExpectVersion, engram.ActionUpdate, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+	return db.mutate(ctx, "seq = ?", row.Seq, w.ExpectVersion, engram.ActionUpdate, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
 		db.rules.ReplaceAtKey(m, fresh, w.AgentID != nil)
 		*m = *fresh
 		return true, nil
@@ -61,10 +68,11 @@ func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, er
 }
 
 func (db *DB) tombstoneKey(ctx context.Context, tenant, key string, expect *int64) (*engram.Memory, error) {
-	if _, err := findRow(db.r.WithContext(ctx), tenant, "key = ?", key); err != nil {
+	row, err := findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", key, engram.UserFromContext(ctx))
+	if err != nil {
 		return nil, err
 	}
-	return db.mutate(ctx, "key = ?", key, expect, engram.ActionTombstone, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
+	return db.mutate(ctx, "seq = ?", row.Seq, expect, engram.ActionTombstone, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
 		if !m.Valid {
 			return false, nil
 		}
@@ -73,7 +81,8 @@ func (db *DB) tombstoneKey(ctx context.Context, tenant, key string, expect *int6
 	})
 }
 
-// FindMemoryByKey implements engram.MemoryService.
+// FindMemoryByKey implements engram.MemoryService. With a user in the
+// context it returns the user's memory at the key, else the shared one.
 func (db *DB) FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -82,7 +91,11 @@ func (db *DB) FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, 
 	if key, err = engram.NormalizeKey(key, db.rules.Limits.KeyLimits()); err != nil {
 		return nil, err
 	}
-	row, err := findRow(db.r.WithContext(ctx), tenant, "key = ?", key)
+	// The user's own memory at the key, else the shared one.
+	row, err := findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", key, engram.UserFromContext(ctx))
+	if engram.ErrorCode(err) == engram.ENOTFOUND && engram.UserFromContext(ctx) != "" {
+		row, err = findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ''", key)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	if f.AgentID != nil {
 		q = q.Where("memories.agent_id = ?", *f.AgentID)
 	}
+	if f.UserID != nil {
+		q = q.Where("memories.user_id = ?", *f.UserID)
+	}
 	if f.NeedsRevision != nil {
 		q = q.Where("memories.needs_revision = ?", *f.NeedsRevision)
 	}
@@ -118,7 +121,7 @@ func filterFingerprint(tenant string, f engram.MemoryFilter) string {
 		return fmt.Sprint(*p)
 	}
 	return strings.Join([]string{tenant, str(f.Category), str(f.Tag), str(f.Query), b(f.NeedsRevision),
-		str(f.KeyPrefix), str(f.AgentID), fmt.Sprint(f.IncludeInvalid, f.IncludeArchived)}, "\x1f")
+		str(f.KeyPrefix), str(f.AgentID), str(f.UserID), fmt.Sprint(f.IncludeInvalid, f.IncludeArchived)}, "\x1f")
 }
 
 // encodeCursor returns base64url(payload) "." base64url(HMAC-SHA256).

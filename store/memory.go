@@ -30,6 +30,7 @@ type memoryRow struct {
 	ID                string
 	TenantID          string
 	AgentID           string
+	UserID            string
 	Key               *string
 	Category          string
 	Subcategory       string
@@ -143,7 +144,7 @@ func sameValue(a, b any) bool {
 
 // readColumns are the memories columns a read needs: all but the analyzed
 // search text, which only the indexes use and which doubles the bytes.
-var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_accessed_at", "access_count"},
+var readColumns = append([]string{"seq", "id", "tenant_id", "user_id", "created_at", "last_accessed_at", "access_count"},
 	memoryColumns[:len(memoryColumns)-2]...)
 
 // leanColumns leave out data and all but the start of source too: recall
@@ -151,7 +152,7 @@ var readColumns = append([]string{"seq", "id", "tenant_id", "created_at", "last_
 // start of the source names the memory's origin (engram.Memory.Origin).
 // findLean scans them by hand, in this order: gorm's reflective scan cost
 // recall more than the query itself.
-var leanColumns = strings.Join([]string{"seq", "id", "tenant_id", "agent_id", "key", "category", "subcategory", "type", "tags",
+var leanColumns = strings.Join([]string{"seq", "id", "tenant_id", "agent_id", "user_id", "key", "category", "subcategory", "type", "tags",
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
@@ -171,7 +172,7 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 	for rows.Next() {
 		var r memoryRow
 		var expires, accessed, reinforced, occurred sql.NullTime
-		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.AgentID, &r.Key, &r.Category, &r.Subcategory, &r.Type, &r.Tags,
+		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.AgentID, &r.UserID, &r.Key, &r.Category, &r.Subcategory, &r.Type, &r.Tags,
 			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
 			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
 			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
@@ -197,7 +198,7 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 
 func (r *memoryRow) toMemory() *engram.Memory {
 	m := &engram.Memory{
-		ID: r.ID, AgentID: r.AgentID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
+		ID: r.ID, AgentID: r.AgentID, UserID: r.UserID, Category: r.Category, Subcategory: r.Subcategory, Type: r.Type,
 		Content: r.Content, Summary: r.Summary, Context: r.Context, Learned: r.Learned, Importance: r.Importance, Priority: engram.Priority(r.Priority),
 		Confidence: r.Confidence, Reward: r.Reward, UpCount: r.UpCount, DownCount: r.DownCount,
 		NeedsRevision: r.NeedsRevision, SupersededBy: r.SupersededBy, SecurityLevel: r.SecurityLevel, Stability: r.Stability,
@@ -228,6 +229,7 @@ func (r *memoryRow) toMemory() *engram.Memory {
 // follow from them: hash, token counts and the analyzed search terms.
 func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	r.ID, r.AgentID, r.Category, r.Subcategory, r.Type = m.ID, m.AgentID, m.Category, m.Subcategory, m.Type
+	r.UserID = m.UserID
 	r.Key = nil
 	if m.Key != "" {
 		k := m.Key

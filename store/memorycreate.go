@@ -32,8 +32,15 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		return nil, err
 	}
 	for i, m := range ms {
+		if m.UserID == "" {
+			m.UserID = engram.UserFromContext(ctx)
+		}
 		db.rules.ApplyDefaults(m)
-		if err := db.rules.Validate(m); err != nil {
+		err := db.rules.Validate(m)
+		if err == nil {
+			err = engram.CheckUserID(m.UserID)
+		}
+		if err != nil {
 			if len(ms) > 1 {
 				var e *engram.Error
 				if errors.As(err, &e) {
@@ -67,7 +74,7 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 		}
 		for _, m := range ms {
 			if m.Key != "" {
-				if _, ferr := findRow(db.r.WithContext(ctx), tenant, "key = ?", m.Key); ferr == nil {
+				if _, ferr := findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", m.Key, m.UserID); ferr == nil {
 					return nil, engram.Errorf(engram.ECONFLICT, "key %q already exists; PUT /v1/keys to replace it", m.Key)
 				}
 			}
@@ -77,21 +84,22 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 }
 
 // dedupeKey is what makes two memories duplicates (the memories_dedupe
-// index): agent, category and content hash, for memories without a key.
-type dedupeKey struct{ agent, category, hash string }
+// index): user, agent, category and content hash, for memories without a
+// key.
+type dedupeKey struct{ user, agent, category, hash string }
 
 // findDuplicates returns the live memories of the tenant that the
 // memories without a key in ms duplicate, read in one statement per agent
 // and category (and 500 hashes) rather than one per memory; each uses the
 // memories_dedupe index.
 func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory) (map[dedupeKey]*engram.Memory, error) {
-	type group struct{ agent, category string }
+	type group struct{ user, agent, category string }
 	hashes := map[group][]string{}
 	var groups []group
 	seen := map[dedupeKey]bool{}
 	for _, m := range ms {
 		if m.Key == "" {
-			g, k := group{m.AgentID, m.Category}, dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			g, k := group{m.UserID, m.AgentID, m.Category}, dedupeKey{m.UserID, m.AgentID, m.Category, contentHash(m.Content)}
 			if seen[k] {
 				continue
 			}
@@ -107,8 +115,8 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 		hs := hashes[g]
 		for i := 0; i < len(hs); i += 500 {
 			var rows []memoryRow
-			if err := tx.Select(readColumns).Where("tenant_id = ? AND agent_id = ? AND category = ? AND content_hash IN ? AND key IS NULL AND valid AND NOT archived",
-				tenant, g.agent, g.category, hs[i:min(i+500, len(hs))]).Find(&rows).Error; err != nil {
+			if err := tx.Select(readColumns).Where("tenant_id = ? AND user_id = ? AND agent_id = ? AND category = ? AND content_hash IN ? AND key IS NULL AND valid AND NOT archived",
+				tenant, g.user, g.agent, g.category, hs[i:min(i+500, len(hs))]).Find(&rows).Error; err != nil {
 				return nil, fmt.Errorf("store: find duplicates: %w", err)
 			}
 			for j := range rows {
@@ -124,7 +132,7 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 					}
 					continue
 				}
-				dups[dedupeKey{row.AgentID, row.Category, row.ContentHash}] = dup
+				dups[dedupeKey{row.UserID, row.AgentID, row.Category, row.ContentHash}] = dup
 			}
 		}
 	}
@@ -150,7 +158,7 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 		at[i] = -1
 		var k dedupeKey
 		if m.Key == "" {
-			k = dedupeKey{m.AgentID, m.Category, contentHash(m.Content)}
+			k = dedupeKey{m.UserID, m.AgentID, m.Category, contentHash(m.Content)}
 			if dup := dups[k]; dup != nil {
 				results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
 				continue

@@ -18,6 +18,7 @@ type recallRow struct {
 	TokenBudget int
 	TokensUsed  int
 	AgentID     string
+	UserID      string
 	SessionID   string
 	CreatedAt   time.Time
 }
@@ -59,18 +60,20 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	}
 	items, _ := json.Marshal(refs)
 	return db.recalls.add(recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
-		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}, refs)
+		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, UserID: engram.UserFromContext(ctx), SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}, refs)
 }
 
 // PinnedMemories returns the live P0 (identity) memories visible to the
-// agent, newest first: they qualify for every recall.
+// agent and the context's user (shared ones and the user's own), newest
+// first: they qualify for every recall.
 func (db *DB) PinnedMemories(ctx context.Context, agentID string, limit int) ([]*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := findLean(db.r.WithContext(ctx).Where(`tenant_id = ? AND priority = ? AND valid AND NOT archived
-		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, string(engram.P0), db.now().UTC(), agentID).
+		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?) AND user_id IN ('', ?)`, tenant, string(engram.P0), db.now().UTC(), agentID,
+		engram.UserFromContext(ctx)).
 		Order("seq DESC").Limit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("store: pinned memories: %w", err)
@@ -91,7 +94,7 @@ func (db *DB) RecentMemories(ctx context.Context, agentID string, limit int) ([]
 	}
 	var rows []memoryRow
 	if err := db.r.WithContext(ctx).Select(readColumns).Where(`tenant_id = ? AND valid AND NOT archived
-		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?)`, tenant, db.now().UTC(), agentID).
+		AND (expires_at IS NULL OR expires_at > ?) AND (agent_id = '' OR agent_id = ?) AND user_id IN ('', ?)`, tenant, db.now().UTC(), agentID, engram.UserFromContext(ctx)).
 		Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: recent memories: %w", err)
 	}

@@ -15,6 +15,7 @@ type reflectionRow struct {
 	Seq         int64 `gorm:"primaryKey;autoIncrement"`
 	ID          string
 	TenantID    string
+	UserID      string
 	GroupKey    string
 	Category    string
 	Title       string
@@ -51,7 +52,7 @@ type reflectionVersionRow struct {
 func (reflectionVersionRow) TableName() string { return "reflection_versions" }
 
 func (r *reflectionRow) toReflection() *engram.Reflection {
-	out := &engram.Reflection{ID: r.ID, Group: r.GroupKey, Category: r.Category, Title: r.Title, Version: r.Version,
+	out := &engram.Reflection{ID: r.ID, Group: r.GroupKey, Category: r.Category, UserID: r.UserID, Title: r.Title, Version: r.Version,
 		Markdown: r.Markdown, Fingerprint: r.Fingerprint, Writer: r.Writer, Fallback: r.Fallback, TokenCount: r.TokenCount,
 		UpCount: r.UpCount, DownCount: r.DownCount, CreatedAt: r.CreatedAt.UTC(), Cited: []engram.MemoryRef{}, Members: []engram.MemoryRef{}}
 	_ = json.Unmarshal([]byte(r.Cited), &out.Cited)
@@ -83,7 +84,7 @@ func (db *DB) SaveReflection(ctx context.Context, r *engram.Reflection) (*engram
 				out = cur[0].toReflection()
 				return nil
 			}
-			row := reflectionRow{ID: newID("refl"), TenantID: tenant, GroupKey: r.Group, Category: r.Category, Title: r.Title,
+			row := reflectionRow{ID: newID("refl"), TenantID: tenant, UserID: r.UserID, GroupKey: r.Group, Category: r.Category, Title: r.Title,
 				Version: 1, Markdown: r.Markdown, Cited: cited, Members: members, Fingerprint: r.Fingerprint, Writer: r.Writer,
 				Fallback: r.Fallback, TokenCount: tokens, CreatedAt: db.now().UTC().Truncate(time.Microsecond)}
 			if len(cur) == 1 {

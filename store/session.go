@@ -15,6 +15,7 @@ import (
 type sessionRow struct {
 	TenantID   string `gorm:"primaryKey"`
 	ID         string `gorm:"primaryKey"`
+	UserID     string
 	ResourceID string
 	Status     string
 	Outcome    string
@@ -29,7 +30,7 @@ type sessionRow struct {
 func (sessionRow) TableName() string { return "sessions" }
 
 func (r *sessionRow) toSession() *engram.Session {
-	return &engram.Session{ID: r.ID, ResourceID: r.ResourceID, Status: r.Status, Outcome: r.Outcome, Note: r.Note,
+	return &engram.Session{ID: r.ID, UserID: r.UserID, ResourceID: r.ResourceID, Status: r.Status, Outcome: r.Outcome, Note: r.Note,
 		Events: r.NextSeq - 1, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
 		ClosedAt: utcPtr(r.ClosedAt)}
 }
@@ -89,7 +90,7 @@ func (db *DB) AppendSessionEvents(ctx context.Context, sessionID, resourceID str
 			}
 			var row sessionRow
 			if len(rows) == 0 {
-				row = sessionRow{TenantID: tenant, ID: sessionID, ResourceID: resourceID, Status: engram.SessionOpen,
+				row = sessionRow{TenantID: tenant, ID: sessionID, UserID: engram.UserFromContext(ctx), ResourceID: resourceID, Status: engram.SessionOpen,
 					NextSeq: 1, CreatedAt: now}
 				if err := db.checkSessionEvents(&row, len(events)); err != nil {
 					return err

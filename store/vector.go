@@ -47,8 +47,11 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 		return nil, err
 	}
 	q := normalize(vec)
-	rows, err := db.r.WithContext(ctx).Raw(`SELECT memory_seq, vector FROM memory_vectors WHERE tenant_id = ? AND model = ? AND dims = ?`,
-		tenant, model, len(q)).Rows()
+	// Other users' vectors are left out before ranking, so that they
+	// cannot crowd the user's own out of the candidates.
+	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+		WHERE v.tenant_id = ? AND v.model = ? AND v.dims = ? AND m.user_id IN ('', ?)`,
+		tenant, model, len(q), engram.UserFromContext(ctx)).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: vector search: %w", err)
 	}
@@ -80,7 +83,8 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	hits := make([]engram.LexicalHit, 0, limit)
 	for _, r := range mrows {
 		m := r.toMemory()
-		if !m.Valid || m.Archived || m.Expired(now) || (m.AgentID != "" && m.AgentID != agentID) {
+		if !m.Valid || m.Archived || m.Expired(now) || (m.AgentID != "" && m.AgentID != agentID) ||
+			!engram.VisibleTo(m.UserID, engram.UserFromContext(ctx)) {
 			continue
 		}
 		hits = append(hits, engram.LexicalHit{Memory: m, Score: scores[r.Seq]})

@@ -40,6 +40,12 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 			return nil, err
 		}
 	}
+	if err := engram.CheckUserID(req.UserID); err != nil {
+		return nil, err
+	}
+	if req.UserID != "" {
+		ctx = engram.NewContextWithUser(ctx, req.UserID)
+	}
 	var events []*engram.SessionEvent
 	if req.SessionID != "" {
 		var err error
@@ -83,7 +89,7 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 	}
 	for attempt := 0; ; attempt++ {
 		rec, err := s.recall.Recall(ctx, engram.RecallRequest{Query: req.Query, TokenBudget: max(room, 1),
-			AgentID: req.AgentID, SessionID: req.SessionID})
+			AgentID: req.AgentID, UserID: req.UserID, SessionID: req.SessionID})
 		if err != nil {
 			return nil, err
 		}

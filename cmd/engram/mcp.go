@@ -96,6 +96,9 @@ func runMCP(ctx context.Context, args, environ []string, stdout io.Writer) error
 // (auth.default_tenant): whoever can start engram on this data can read it
 // anyway.
 func stdioIdentity(ctx context.Context, cfg configs.Config, db *store.DB) (mcp.Identity, error) {
+	if err := engram.CheckUserID(cfg.Auth.UserID); err != nil {
+		return mcp.Identity{}, fmt.Errorf("auth.user_id (ENGRAM_USER_ID): %w", err)
+	}
 	tenant := cfg.Auth.DefaultTenant
 	secret := cfg.Auth.APIKey
 	if secret == "" {
@@ -103,7 +106,7 @@ func stdioIdentity(ctx context.Context, cfg configs.Config, db *store.DB) (mcp.I
 		if err != nil {
 			return mcp.Identity{}, err
 		}
-		return mcp.Identity{TenantID: t.ID}, nil
+		return mcp.Identity{TenantID: t.ID, UserID: cfg.Auth.UserID}, nil
 	}
 	key, err := db.Authenticate(ctx, secret)
 	if engram.ErrorCode(err) == engram.EUNAUTHORIZED {
@@ -116,7 +119,7 @@ func stdioIdentity(ctx context.Context, cfg configs.Config, db *store.DB) (mcp.I
 	if err != nil {
 		return mcp.Identity{}, err
 	}
-	return mcp.Identity{TenantID: key.TenantID, KeyID: key.ID, Reader: mcp.ReaderOf(key)}, nil
+	return mcp.Identity{TenantID: key.TenantID, KeyID: key.ID, Reader: mcp.ReaderOf(key), UserID: cfg.Auth.UserID}, nil
 }
 
 // nopWriteCloser lets the protocol close stdout's writer without closing

@@ -144,6 +144,11 @@ func TestOpenAPIResponses(t *testing.T) {
 	do("POST", "/v1/prompt", `{"query":"Where do I live?","token_budget":300,"agent_id":"ada","session_id":"s1"}`, 200)
 	do("POST", "/v1/sessions/s1/end", `{"outcome":"success"}`, 200)
 	do("DELETE", "/v1/memories/"+id, "", 200)
+	do("POST", "/v1/memories", `{"content":"Ann keeps bees","category":"life","user_id":"ann"}`, 201)
+	do("POST", "/v1/recall", `{"query":"bees","token_budget":200,"user_id":"ann"}`, 200)
+	do("GET", "/v1/memories?user_id=ann", "", 200)
+	do("DELETE", "/v1/users/ann", "", 200)
+	do("DELETE", "/v1/users/a%20b", "", 400)
 
 	// The admin API, with the admin key; a tenant key there is forbidden.
 	admin := func(method, path, body string, want int) map[string]any {

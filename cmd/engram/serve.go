@@ -31,6 +31,7 @@ import (
 	"github.com/engram-memory/engram/sleep"
 	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/tokens"
+	"github.com/engram-memory/engram/users"
 	"github.com/engram-memory/engram/web"
 	"github.com/engram-memory/engram/working"
 )
@@ -110,6 +111,8 @@ type Services struct {
 	Mirror *journal.Mirror
 	// Scorer explains score factors in the console.
 	Scorer *learning.Scorer
+	// Users forgets end users (DELETE /v1/users/{id}).
+	Users *users.Service
 }
 
 // NewServices wires the router, the recall pipeline and, when
@@ -152,6 +155,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	if cfg.MirrorOn() {
 		services.Mirror = newMirror(cfg, db, logger)
 	}
+	uc := users.Config{Index: lexical, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
+	if services.Mirror != nil {
+		uc.Mirror, uc.MirrorDir = services.Mirror, cfg.MirrorDir()
+	}
+	services.Users = users.New(db, uc, logger)
 	return services, nil
 }
 
@@ -169,7 +177,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter,
+		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter, Users: services.Users,
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,

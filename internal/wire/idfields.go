@@ -9,7 +9,7 @@ import (
 
 // idFields are the names the client contract gives to session, resource
 // and agent ids, in bodies, tool arguments and query strings alike.
-var idFields = map[string]bool{"session_id": true, "resource_id": true, "agent_id": true}
+var idFields = map[string]bool{"session_id": true, "resource_id": true, "agent_id": true, "user_id": true}
 
 // CheckParam checks one named request value (a query parameter): a
 // session, resource or agent id must pass engram.CheckID; "" means not
