@@ -72,7 +72,7 @@ type FeedbackRecord struct {
 	Seq           int64
 	ID            string
 	InteractionID string
-	RecallID      string
+	RecallID      string // the recall judged, directly or through the interaction
 	MemoryID      string
 	Thumb         string
 	Rating        int

@@ -31,7 +31,8 @@ type feedbackStoryRow struct {
 }
 
 // FindFeedback implements engram.ConsoleInsights: the feedback stream
-// with each judged interaction's prompt and answer, filtered.
+// with each judged interaction's prompt and answer, filtered. A feedback
+// on an interaction carries the interaction's recall id.
 func (db *DB) FindFeedback(ctx context.Context, f engram.FeedbackFilter) ([]*engram.FeedbackRecord, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -41,7 +42,7 @@ func (db *DB) FindFeedback(ctx context.Context, f engram.FeedbackFilter) ([]*eng
 		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
 	}
 	q := db.r.WithContext(ctx).Table("feedback AS f").
-		Select("f.seq, f.id, f.interaction_id, f.recall_id, f.memory_id, f.thumb, f.rating, f.signal, f.reason, f.correction, f.rater, f.result, f.created_at, i.prompt AS prompt, i.response AS response, i.category AS category").
+		Select("f.seq, f.id, f.interaction_id, COALESCE(NULLIF(f.recall_id, ''), i.recall_id, '') AS recall_id, f.memory_id, f.thumb, f.rating, f.signal, f.reason, f.correction, f.rater, f.result, f.created_at, i.prompt AS prompt, i.response AS response, i.category AS category").
 		Joins("LEFT JOIN interactions i ON i.tenant_id = f.tenant_id AND i.id = f.interaction_id").
 		Where("f.tenant_id = ?", tenant)
 	if f.Before > 0 {
