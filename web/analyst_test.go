@@ -106,6 +106,9 @@ func TestAnalystPages(t *testing.T) {
 		if n := checkProducts(t, "memory", mem.Body); n != 1 {
 			t.Errorf("the memory page shows %d breakdowns", n)
 		}
+		if !strings.Contains(mem.Body, `class="why-recall" href="/console/recalls/`+m[1]) || !strings.Contains(mem.Body, "fixture down") {
+			t.Error("the memory's history does not name the feedback that made its versions")
+		}
 		if !strings.Contains(mem.Body, `href="/console/feedback?memory=`+f.Coffee.ID) {
 			t.Error("the memory page does not link the feedback that judged it")
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,7 +72,14 @@ type change struct {
 type eventView struct {
 	*engram.MemoryEvent
 	Changes []change
+	// Feedback is the feedback whose credit made this version (feedback
+	// events only; nil when it is no longer among the newest read).
+	Feedback *engram.FeedbackRecord
 }
+
+// historyFeedback is how many of the newest feedback records naming a
+// memory its history reads to say which one made each feedback version.
+const historyFeedback = 200
 
 type memoryData struct {
 	M *engram.Memory
@@ -140,8 +148,30 @@ func (c *Console) showMemory(w http.ResponseWriter, r *http.Request, id string, 
 		}
 		d.Score, d.HasScore = b, true
 	}
+	byVersion := map[int64]*engram.FeedbackRecord{}
+	if slices.ContainsFunc(events, func(e *engram.MemoryEvent) bool { return e.Action == engram.ActionFeedback }) {
+		fbs, err := c.cfg.Insights.FindFeedback(ctx, engram.FeedbackFilter{Limit: historyFeedback, MemoryID: m.ID})
+		if err != nil {
+			c.renderError(w, r, s, err)
+			return
+		}
+		for _, f := range fbs {
+			if f.Result == nil {
+				continue
+			}
+			for _, cr := range f.Result.Credited {
+				if cr.ID == m.ID && !cr.Capped {
+					byVersion[cr.Version] = f
+				}
+			}
+		}
+	}
 	for i := len(events) - 1; i >= 0; i-- {
-		d.Events = append(d.Events, eventView{MemoryEvent: events[i], Changes: diff(events[i].Before, events[i].After)})
+		ev := eventView{MemoryEvent: events[i], Changes: diff(events[i].Before, events[i].After)}
+		if ev.Action == engram.ActionFeedback {
+			ev.Feedback = byVersion[ev.Version]
+		}
+		d.Events = append(d.Events, ev)
 	}
 	switch r.URL.Query().Get("done") {
 	case "edited", "revised", "tombstoned":
