@@ -116,7 +116,7 @@ func TestAnalystPages(t *testing.T) {
 		if n := checkProducts(t, "playground", play.Body); play.Status != http.StatusOK || n == 0 {
 			t.Errorf("playground: %d, %d breakdowns", play.Status, n)
 		}
-		if p := c.get("/console/learning"); p.Status != http.StatusOK || !strings.Contains(p.Body, `id="learning-charts"`) || strings.Count(p.Body, "<svg") < 3 {
+		if p := c.get("/console/learning"); p.Status != http.StatusOK || !strings.Contains(p.Body, `id="learning-charts"`) || !strings.Contains(p.Body, "Recovery: thumbs down") || strings.Count(p.Body, "<svg") < 3 {
 			t.Errorf("learning page: %d, %d charts", p.Status, strings.Count(p.Body, "<svg"))
 		}
 		if p := c.get("/console/no-such-page"); p.Status != http.StatusNotFound || !strings.Contains(p.Body, "No such page.") {

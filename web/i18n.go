@@ -70,6 +70,8 @@ var messages = map[string][2]string{
 	"pairkind.regeneration":       {"regeneration", "重新生成"},
 	"pairkind.correction":         {"correction", "更正"},
 	"pairkind.rating":             {"rating", "评分"},
+	"chart.recovery":              {"Recovery: thumbs down and the corrections among them, per day", "恢复：每日差评及其中的更正"},
+	"chart.corrections":           {"corrected", "已更正"},
 	"nav.menu":                    {"Menu", "菜单"},
 	"nav.recall":                  {"Recall", "召回"},
 	"story.weight":                {"share", "权重"},

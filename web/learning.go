@@ -22,6 +22,49 @@ type learningData struct {
 	// memories, the helpfulness of the memories feedback moved, the most
 	// promoted and demoted, and down/up votes by origin (kind of memory).
 	Votes, Rewards, Help, Promoted, Demoted, Origins, RaterWeights *chart
+	// Recovery sets each day's corrections (answers repaired into new
+	// knowledge) beside its negative feedback.
+	Recovery *chart
+}
+
+// recoveryPages bounds the feedback the recovery chart reads: that many
+// pages of the feedback stream, newest first.
+const recoveryPages = 20
+
+// recovery counts, per day of days, the negative feedback and the
+// corrections among them.
+func (c *Console) recovery(r *http.Request, days []engram.DayVotes) ([]engram.DayVotes, error) {
+	out := make([]engram.DayVotes, len(days))
+	index := map[string]int{}
+	for i, d := range days {
+		out[i].Day = d.Day
+		index[d.Day.UTC().Format(time.DateOnly)] = i
+	}
+	if len(days) == 0 {
+		return out, nil
+	}
+	f := engram.FeedbackFilter{Limit: feedbackPage, Signal: engram.ThumbDown, Since: days[0].Day}
+	for range recoveryPages {
+		items, err := c.cfg.Insights.FindFeedback(r.Context(), f)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			i, ok := index[it.CreatedAt.UTC().Format(time.DateOnly)]
+			if !ok {
+				continue
+			}
+			out[i].Down++
+			if it.Correction != "" {
+				out[i].Up++
+			}
+		}
+		if len(items) < f.Limit {
+			break
+		}
+		f.Before = items[len(items)-1].Seq
+	}
+	return out, nil
 }
 
 type movementSection struct {
@@ -85,6 +128,13 @@ func (c *Console) handleLearning(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.charts(p, st)
+	rec, err := c.recovery(r, st.Days)
+	if err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
+	d.Recovery = votesChart(p.T("chart.recovery"), p.T("chart.corrections"), p.T("vote.down"), rec)
+	d.Recovery.Link, d.Recovery.LinkText = "/console/feedback?signal=down", p.T("chart.evidence")
 	if c.cfg.Raters != nil && c.cfg.Impacts != nil {
 		d.ShowRaters = true
 		reps, err := c.cfg.Raters.FindReputations(ctx, learningRaters)
