@@ -72,7 +72,7 @@ type FeedbackRecord struct {
 	Seq           int64
 	ID            string
 	InteractionID string
-	RecallID      string
+	RecallID      string // the recall judged, directly or through the interaction
 	MemoryID      string
 	Thumb         string
 	Rating        int
@@ -81,6 +81,53 @@ type FeedbackRecord struct {
 	Correction    string
 	Rater         string
 	CreatedAt     time.Time
+	// Prompt, Response and Category are the judged interaction's (empty
+	// for feedback on a recall or memory alone).
+	Prompt   string
+	Response string
+	Category string
+	// Result is what the feedback changed, as it was answered: credits,
+	// pairs and the knowledge a correction became. Nil when unreadable.
+	Result *FeedbackResult
+}
+
+// FeedbackFilter narrows the console's feedback stream. Zero fields do
+// not filter.
+type FeedbackFilter struct {
+	// Before pages: only records with Seq below it.
+	Before int64
+	Limit  int
+	// Signal is "up" (signal above 0), "down" (below 0) or "".
+	Signal   string
+	Rater    string
+	Category string
+	// Since and Until bound CreatedAt: [Since, Until).
+	Since, Until time.Time
+	// Query matches the reason, correction, prompt or answer (substring,
+	// case-insensitive for ASCII).
+	Query string
+	// RecallID and MemoryID keep the feedback on one recall (directly or
+	// through its interactions) or that credited one memory.
+	RecallID string
+	MemoryID string
+}
+
+// RecallRecord is a stored recall as the console shows it: the query,
+// its route, what was injected (in order) and what exploration held back.
+// A recall's left_out list is not stored (see docs/console-analyst.md).
+type RecallRecord struct {
+	ID          string
+	Query       string
+	Route       Route
+	Items       []RecallItem
+	HeldBack    *RecallItem
+	TokenBudget int
+	TokensUsed  int
+	AgentID     string
+	SessionID   string
+	CreatedAt   time.Time
+	// Interactions are the answers given with the recall's context.
+	Interactions []*Interaction
 }
 
 // MemoryMovement is what feedback did to one memory within a window: the
@@ -101,9 +148,12 @@ type MemoryMovement struct {
 type ConsoleInsights interface {
 	// TenantStats counts memories and the feedback per day since since.
 	TenantStats(ctx context.Context, since time.Time) (*TenantStats, error)
-	// FindFeedback returns up to limit feedback records, newest first,
-	// with Seq below before (0: from the newest).
-	FindFeedback(ctx context.Context, before int64, limit int) ([]*FeedbackRecord, error)
+	// FindFeedback returns up to f.Limit feedback records matching f,
+	// newest first. EINVALID for a bad limit or signal.
+	FindFeedback(ctx context.Context, f FeedbackFilter) ([]*FeedbackRecord, error)
+	// FindRecallRecord returns a stored recall with its interactions.
+	// ENOTFOUND.
+	FindRecallRecord(ctx context.Context, id string) (*RecallRecord, error)
 	// MemoryMovements returns the memories feedback moved since since:
 	// promoted (net signal above zero, most first) and demoted (below
 	// zero, most first), at most limit of each.

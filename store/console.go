@@ -150,32 +150,6 @@ func (db *DB) TenantStats(ctx context.Context, since time.Time) (*engram.TenantS
 	return st, nil
 }
 
-// FindFeedback implements engram.ConsoleInsights.
-func (db *DB) FindFeedback(ctx context.Context, before int64, limit int) ([]*engram.FeedbackRecord, error) {
-	tenant, err := tenantOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if limit < 1 || limit > db.rules.Limits.MaxListLimit {
-		return nil, engram.Errorf(engram.EINVALID, "limit must be between 1 and %d", db.rules.Limits.MaxListLimit)
-	}
-	q := db.r.WithContext(ctx).Where("tenant_id = ?", tenant)
-	if before > 0 {
-		q = q.Where("seq < ?", before)
-	}
-	var rows []feedbackRow
-	if err := q.Order("seq DESC").Limit(limit).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: list feedback: %w", err)
-	}
-	out := make([]*engram.FeedbackRecord, len(rows))
-	for i, r := range rows {
-		out[i] = &engram.FeedbackRecord{Seq: r.Seq, ID: r.ID, InteractionID: r.InteractionID, RecallID: r.RecallID,
-			MemoryID: r.MemoryID, Thumb: r.Thumb, Rating: r.Rating, Signal: r.Signal, Reason: r.Reason,
-			Correction: r.Correction, Rater: r.Rater, CreatedAt: r.CreatedAt.UTC()}
-	}
-	return out, nil
-}
-
 // MemoryMovements implements engram.ConsoleInsights.
 func (db *DB) MemoryMovements(ctx context.Context, since time.Time, limit int) ([]*engram.MemoryMovement, []*engram.MemoryMovement, error) {
 	tenant, err := tenantOf(ctx)

@@ -132,16 +132,33 @@ func TestConsoleInsights(t *testing.T) {
 			t.Errorf("today %+v: want 2 up and 1 down (a 3-star rating is neutral)", today)
 		}
 
-		recs, err := db.FindFeedback(ctx, 0, 3)
+		recs, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 3})
 		if err != nil || len(recs) != 3 || recs[0].MemoryID != life.ID || recs[2].MemoryID != good.ID {
 			t.Fatalf("feedback page: %v %v", recs, err)
 		}
-		older, err := db.FindFeedback(ctx, recs[2].Seq, 3)
+		older, err := db.FindFeedback(ctx, engram.FeedbackFilter{Before: recs[2].Seq, Limit: 3})
 		if err != nil || len(older) != 1 || older[0].Rater == "" || older[0].Thumb != engram.ThumbUp {
 			t.Errorf("older feedback: %+v %v", older, err)
 		}
-		if _, err := db.FindFeedback(ctx, 0, 0); engram.ErrorCode(err) != engram.EINVALID {
+		if _, err := db.FindFeedback(ctx, engram.FeedbackFilter{}); engram.ErrorCode(err) != engram.EINVALID {
 			t.Errorf("limit 0: %v", err)
+		}
+		if _, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 3, Signal: "sideways"}); engram.ErrorCode(err) != engram.EINVALID {
+			t.Errorf("bad signal: %v", err)
+		}
+		downs, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 10, Signal: engram.ThumbDown})
+		if err != nil || len(downs) != 1 || downs[0].MemoryID != bad.ID || downs[0].Result == nil {
+			t.Errorf("down feedback: %+v %v", downs, err)
+		}
+		byMem, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 10, MemoryID: good.ID})
+		if err != nil || len(byMem) != 2 {
+			t.Errorf("feedback on %s: %d records, %v", good.ID, len(byMem), err)
+		}
+		if none, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 10, Query: "100%_no-such"}); err != nil || len(none) != 0 {
+			t.Errorf("search for nothing: %+v %v", none, err)
+		}
+		if later, err := db.FindFeedback(ctx, engram.FeedbackFilter{Limit: 10, Since: time.Now().Add(time.Hour)}); err != nil || len(later) != 0 {
+			t.Errorf("feedback since an hour ahead: %+v %v", later, err)
 		}
 
 		up, down, err := db.MemoryMovements(ctx, time.Now().Add(-7*24*time.Hour), 10)
@@ -162,7 +179,7 @@ func TestConsoleInsights(t *testing.T) {
 		if err != nil || ost.Live != 0 || len(ost.Categories) != 0 || ost.Days[0].Up != 0 {
 			t.Errorf("another tenant sees %+v", ost)
 		}
-		if recs, _ := db.FindFeedback(other, 0, 10); len(recs) != 0 {
+		if recs, _ := db.FindFeedback(other, engram.FeedbackFilter{Limit: 10}); len(recs) != 0 {
 			t.Error("another tenant sees the feedback")
 		}
 

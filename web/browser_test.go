@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -569,7 +570,7 @@ func TestBrowserJourney(t *testing.T) {
 	}
 	for _, p := range []string{"/console/", "/console/memories", "/console/reflections/" + f.Reflection.ID,
 		"/console/memories/" + f.Coffee.ID, "/console/feedback", "/console/pairs", "/console/learning", "/console/playground", "/console/sessions", "/console/sessions/trip-1"} {
-		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+p), chromedp.WaitVisible(chromedp.CSS("nav.main"))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.srv.URL+p), chromedp.WaitVisible(chromedp.ID("nav-button"))); err != nil {
 			t.Fatal(err)
 		}
 		if over := eval[int](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
@@ -578,5 +579,108 @@ func TestBrowserJourney(t *testing.T) {
 		if keep {
 			shot(t, ctx, "phone-zh"+strings.ReplaceAll(p, "/", "_"))
 		}
+	}
+}
+
+// TestBrowserAnalystJourney walks an analyst's journey in both languages
+// at desktop and phone width: open a thumb-down on the feedback page,
+// follow it to the recall, to a memory it demoted, correct the memory and
+// see the new version.
+func TestBrowserAnalystJourney(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, "sqlite")
+	secret, _ := e.key(t, "acme")
+	e.seed(t, "acme")
+	browserSignIn(t, ctx, e.srv.URL, secret)
+	for _, tt := range []struct {
+		lang, feedback, saved string
+		width, height         int64
+	}{
+		{"en", "Feedback", "Saved as a new version.", 1280, 800},
+		{"zh", "反馈", "已保存为新版本。", 1280, 800},
+		{"en", "Feedback", "Saved as a new version.", 390, 844},
+		{"zh", "反馈", "已保存为新版本。", 390, 844},
+	} {
+		name := fmt.Sprintf("%s-%d", tt.lang, tt.width)
+		phone := tt.width < 500
+		if err := chromedp.Do(ctx,
+			chromedp.EmulateViewport(tt.width, tt.height),
+			chromedp.Navigate(e.srv.URL+"/console/lang?to="+tt.lang+"&next="+url.QueryEscape("/console/feedback?signal=down")),
+			chromedp.WaitVisible(chromedp.CSS("#feedback-list .story")),
+		); err != nil {
+			t.Fatalf("%s: feedback page: %v", name, err)
+		}
+		if h := text(t, ctx, "main h1"); h != tt.feedback {
+			t.Errorf("%s: the feedback page's heading is %q", name, h)
+		}
+		if w := eval[string](t, ctx, `getComputedStyle(document.querySelector("main h1")).fontWeight`); w != "700" {
+			t.Errorf("%s: the heading's weight is %s", name, w)
+		}
+		checkFits(t, ctx, name+" feedback")
+		if phone {
+			if eval[bool](t, ctx, `getComputedStyle(document.querySelector("nav.main")).display !== "none"`) {
+				t.Errorf("%s: the nav is open before the menu button is pressed", name)
+			}
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("nav-button")), chromedp.WaitVisible(chromedp.CSS(`nav.main a[href="/console/learning"]`))); err != nil {
+				t.Fatalf("%s: the menu does not open: %v", name, err)
+			}
+		}
+		shot(t, ctx, name+"-feedback")
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`#feedback-list a.recall-link`)),
+			chromedp.WaitVisible(chromedp.ID("injected")),
+		); err != nil {
+			t.Fatalf("%s: recall page: %v", name, err)
+		}
+		checkFits(t, ctx, name+" recall")
+		shot(t, ctx, name+"-recall")
+		href, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#recall-feedback a.credited-memory`), "href"))
+		memURL := href.Value
+		if err != nil || memURL == "" {
+			t.Fatalf("%s: no memory the thumb-down credited: %v", name, err)
+		}
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS(`#recall-feedback a.credited-memory`)),
+			chromedp.WaitVisible(chromedp.ID("memory-content")),
+		); err != nil {
+			t.Fatalf("%s: memory page: %v", name, err)
+		}
+		if u := location(t, ctx); !strings.HasSuffix(u, memURL) {
+			t.Errorf("%s: followed the credit to %s, want %s", name, u, memURL)
+		}
+		before := text(t, ctx, "p.badges")
+		corrected := "Corrected in the console (" + name + "): the user takes coffee black."
+		if err := chromedp.Do(ctx,
+			chromedp.Click(chromedp.CSS("#edit summary")),
+			chromedp.WaitVisible(chromedp.ID("edit-content")),
+			chromedp.SetValue(chromedp.ID("edit-content"), corrected),
+			chromedp.Click(chromedp.ID("edit-save")),
+			chromedp.WaitVisible(chromedp.ID("notice")),
+		); err != nil {
+			t.Fatalf("%s: correcting the memory: %v", name, err)
+		}
+		if s := text(t, ctx, "#notice"); s != tt.saved {
+			t.Errorf("%s: the notice reads %q", name, s)
+		}
+		if s := text(t, ctx, "#memory-content"); s != corrected {
+			t.Errorf("%s: the memory reads %q after the correction", name, s)
+		}
+		if after := text(t, ctx, "p.badges"); after == before {
+			t.Errorf("%s: the version did not change (%q)", name, after)
+		}
+		if s := text(t, ctx, "#history tbody tr:first-child"); !strings.Contains(s, "Corrected in the console") {
+			t.Errorf("%s: the history's newest row is %q", name, s)
+		}
+		checkFits(t, ctx, name+" memory")
+		shot(t, ctx, name+"-memory")
+	}
+}
+
+// checkFits fails when the page is wider than the window (a phone
+// would scroll sideways).
+func checkFits(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	if over := eval[int](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("%s is %d px wider than the window", where, over)
 	}
 }

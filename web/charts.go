@@ -10,11 +10,14 @@ import (
 // fixed view box that scales with the page. Colours come from the
 // stylesheet by class, so the charts need no inline styles.
 type chart struct {
-	Title  string
-	W, H   int
-	Bars   []chartBar
-	Texts  []chartText
-	Legend []chartLegend
+	Title string
+	// Link is the evidence behind the chart (a console URL), with
+	// LinkText its label; "" for none.
+	Link, LinkText string
+	W, H           int
+	Bars           []chartBar
+	Texts          []chartText
+	Legend         []chartLegend
 }
 
 type chartBar struct {
@@ -91,7 +94,33 @@ func votesChart(title, up, down string, days []engram.DayVotes) *chart {
 
 // histogram draws the reward distribution over [-1, 1] in ten bins.
 func histogram(title string, bins [10]int64) *chart {
+	return binned(title, bins, -1, 1, func(lo float64) string {
+		switch {
+		case lo < -0.2:
+			return "down"
+		case lo >= 0.2:
+			return "up"
+		}
+		return "bar"
+	})
+}
+
+// unitHistogram draws a factor's distribution over [0, 1] in ten bins
+// (helpfulness): below 0.5 demotes hard.
+func unitHistogram(title string, bins [10]int64) *chart {
+	return binned(title, bins, 0, 1, func(lo float64) string {
+		if lo < 0.5 {
+			return "down"
+		}
+		return "bar"
+	})
+}
+
+// binned draws ten equal bins over [lo, hi], each coloured by class of
+// its lower bound.
+func binned(title string, bins [10]int64, lo, hi float64, class func(lo float64) string) *chart {
 	const w, h, left, bottom, top = 560, 180, 34, 24, 18
+	step := (hi - lo) / 10
 	ch := &chart{Title: title, W: w + 16, H: h}
 	maxV := int64(1)
 	for _, v := range bins {
@@ -104,17 +133,10 @@ func histogram(title string, bins [10]int64) *chart {
 		chartText{X: left - 6, Y: float64(h - bottom), Text: "0", Anchor: "end", Class: "axis"})
 	ch.Bars = append(ch.Bars, chartBar{X: left, Y: float64(h - bottom), W: float64(w - left), H: 1, Class: "baseline"})
 	for i, v := range bins {
-		lo := -1 + float64(i)/5
+		from := lo + float64(i)*step
 		bh := plotH * float64(v) / float64(maxV)
-		class := "bar"
-		switch {
-		case lo < -0.2:
-			class = "down"
-		case lo >= 0.2:
-			class = "up"
-		}
 		ch.Bars = append(ch.Bars, chartBar{X: left + float64(i)*slot + 2, Y: float64(h-bottom) - bh, W: slot - 4, H: bh,
-			Class: class, Tip: fmt.Sprintf("[%.1f, %.1f): %d", lo, lo+0.2, v)})
+			Class: class(from), Tip: fmt.Sprintf("[%.1f, %.1f): %d", from, from+step, v)})
 		if v > 0 {
 			ch.Texts = append(ch.Texts, chartText{X: left + float64(i)*slot + slot/2, Y: float64(h-bottom) - bh - 3,
 				Text: fmt.Sprint(v), Anchor: "middle", Class: "value"})
@@ -122,7 +144,7 @@ func histogram(title string, bins [10]int64) *chart {
 	}
 	for i := 0; i <= 10; i += 2 {
 		ch.Texts = append(ch.Texts, chartText{X: left + float64(i)*slot, Y: float64(h - 6),
-			Text: fmt.Sprintf("%.1f", -1+float64(i)/5), Anchor: "middle", Class: "axis"})
+			Text: fmt.Sprintf("%.1f", lo+float64(i)*step), Anchor: "middle", Class: "axis"})
 	}
 	return ch
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram"
 )
@@ -15,32 +16,71 @@ import (
 type feedbackData struct {
 	Items []*engram.FeedbackRecord
 	Next  string
+	// The filters as asked, for the form.
+	Signal, Rater, Category, From, To, Q string
+	Categories                           []string
+	Filtered                             bool
+	Error                                string
 }
 
+// feedbackPage is how many records the feedback page shows at once.
+const feedbackPage = 50
+
+// handleFeedback is the feedback stream as stories: what was asked, what
+// was answered, the judgement and what it changed, filtered by signal,
+// rater, category, day range and text.
 func (c *Console) handleFeedback(w http.ResponseWriter, r *http.Request) {
 	s := sessionOf(r)
 	p := c.newPage(r, s, "feedback")
-	var before int64
-	if v := r.URL.Query().Get("before"); v != "" {
+	q := r.URL.Query()
+	d := feedbackData{Signal: q.Get("signal"), Rater: strings.TrimSpace(q.Get("rater")), Category: q.Get("category"),
+		From: q.Get("from"), To: q.Get("to"), Q: strings.TrimSpace(q.Get("q")), Categories: c.cfg.Categories}
+	f := engram.FeedbackFilter{Limit: feedbackPage, Signal: d.Signal, Rater: d.Rater, Category: d.Category, Query: d.Q,
+		MemoryID: q.Get("memory"), RecallID: q.Get("recall")}
+	var bad error
+	if v := q.Get("before"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			c.renderError(w, r, s, engram.Errorf(engram.EINVALID, "before must be a positive number"))
-			return
+			bad = engram.Errorf(engram.EINVALID, "before must be a positive number")
 		}
-		before = n
+		f.Before = n
 	}
-	const limit = 50
-	items, err := c.cfg.Insights.FindFeedback(r.Context(), before, limit)
-	if err != nil {
+	day := func(v, name string) time.Time {
+		if v == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			bad = engram.Errorf(engram.EINVALID, "%s must be a date (YYYY-MM-DD)", name)
+		}
+		return t
+	}
+	f.Since = day(d.From, "from")
+	if t := day(d.To, "to"); !t.IsZero() {
+		f.Until = t.Add(24 * time.Hour)
+	}
+	d.Filtered = f.MemoryID != "" || f.RecallID != "" || d.Signal != "" || d.Rater != "" || d.Category != "" || d.From != "" || d.To != "" || d.Q != ""
+	status := http.StatusOK
+	var items []*engram.FeedbackRecord
+	err := bad
+	if err == nil {
+		items, err = c.cfg.Insights.FindFeedback(r.Context(), f)
+	}
+	switch {
+	case engram.ErrorCode(err) == engram.EINVALID:
+		status, d.Error = http.StatusBadRequest, engram.ErrorMessage(err)
+	case err != nil:
 		c.renderError(w, r, s, err)
 		return
 	}
-	d := feedbackData{Items: items}
-	if len(items) == limit {
-		d.Next = fmt.Sprintf("/console/feedback?before=%d", items[len(items)-1].Seq)
+	d.Items = items
+	if len(items) == feedbackPage {
+		next := r.URL.Query()
+		next.Set("before", strconv.FormatInt(items[len(items)-1].Seq, 10))
+		d.Next = "/console/feedback?" + next.Encode()
 	}
 	p.Data = d
-	c.render(w, http.StatusOK, "feedback", p)
+	c.render(w, status, "feedback", p)
 }
 
 // pairPreview is how many lines of each format the pairs page shows.

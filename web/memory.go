@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,24 +72,45 @@ type change struct {
 type eventView struct {
 	*engram.MemoryEvent
 	Changes []change
+	// Feedback is the feedback whose credit made this version (feedback
+	// events only; nil when it is no longer among the newest read).
+	Feedback *engram.FeedbackRecord
 }
 
+// historyFeedback is how many of the newest feedback records naming a
+// memory its history reads to say which one made each feedback version.
+const historyFeedback = 200
+
 type memoryData struct {
-	M         *engram.Memory
-	Score     *engram.ScoreBreakdown
+	M *engram.Memory
+	// Score is the memory's score at full relevance with its learned
+	// helpfulness, outside any recall (superseded 1: that is read among
+	// a recall's candidates).
+	Score     engram.ScoreBreakdown
+	HasScore  bool
 	Events    []eventView
 	CitedBy   []*engram.Reflection
 	From      string // the reflection the visitor came from
 	Rolled    string
 	HasData   bool
 	HasSource bool
+	// EditError is an edit's refusal, as the API words it.
+	EditError  string
+	Priorities []engram.Priority
+	Tags       string // for the edit form
 }
 
 func (c *Console) handleMemory(w http.ResponseWriter, r *http.Request) {
+	c.showMemory(w, r, r.PathValue("id"), http.StatusOK, "")
+}
+
+// showMemory draws memory id's page with status; editErr is the refusal
+// of an edit the page's forms posted ("" when none).
+func (c *Console) showMemory(w http.ResponseWriter, r *http.Request, id string, status int, editErr string) {
 	s := sessionOf(r)
 	p := c.newPage(r, s, "memories")
 	ctx := r.Context()
-	m, err := c.cfg.Memories.FindMemoryByID(ctx, r.PathValue("id"))
+	m, err := c.cfg.Memories.FindMemoryByID(ctx, id)
 	if err != nil {
 		c.renderError(w, r, s, err)
 		return
@@ -103,21 +125,61 @@ func (c *Console) handleMemory(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, s, err)
 		return
 	}
-	d := memoryData{M: m, CitedBy: cited, Rolled: r.URL.Query().Get("rolled"),
+	d := memoryData{M: m, CitedBy: cited, Rolled: r.URL.Query().Get("rolled"), EditError: editErr,
+		Priorities: []engram.Priority{engram.P0, engram.P1, engram.P2, engram.P3}, Tags: strings.Join(m.Tags, ", "),
 		HasData: len(m.Data) > 0 && string(m.Data) != "null", HasSource: len(m.Source) > 0 && string(m.Source) != "null"}
 	if from := r.URL.Query().Get("from"); plainID.MatchString(from) {
 		d.From = from
 	}
 	if c.cfg.Scorer != nil {
 		b := c.cfg.Scorer.Score(m, 1)
-		d.Score = &b
+		b.Superseded, b.Helpfulness, b.OriginFactor = 1, 1, 1
+		if c.cfg.Impacts != nil {
+			imp, err := c.cfg.Impacts.Impact(ctx, m.ID)
+			if err != nil && engram.ErrorCode(err) != engram.ENOTFOUND {
+				c.renderError(w, r, s, err)
+				return
+			}
+			if imp != nil {
+				b.Helpfulness, b.OriginFactor = imp.Helpfulness, imp.OriginFactor
+				b.HelpGood, b.HelpBad, b.Impact = imp.Good, imp.Bad, imp.Effect
+				b.Score *= b.Helpfulness
+			}
+		}
+		d.Score, d.HasScore = b, true
+	}
+	byVersion := map[int64]*engram.FeedbackRecord{}
+	if slices.ContainsFunc(events, func(e *engram.MemoryEvent) bool { return e.Action == engram.ActionFeedback }) {
+		fbs, err := c.cfg.Insights.FindFeedback(ctx, engram.FeedbackFilter{Limit: historyFeedback, MemoryID: m.ID})
+		if err != nil {
+			c.renderError(w, r, s, err)
+			return
+		}
+		for _, f := range fbs {
+			if f.Result == nil {
+				continue
+			}
+			for _, cr := range f.Result.Credited {
+				if cr.ID == m.ID && !cr.Capped {
+					byVersion[cr.Version] = f
+				}
+			}
+		}
 	}
 	for i := len(events) - 1; i >= 0; i-- {
-		d.Events = append(d.Events, eventView{MemoryEvent: events[i], Changes: diff(events[i].Before, events[i].After)})
+		ev := eventView{MemoryEvent: events[i], Changes: diff(events[i].Before, events[i].After)}
+		if ev.Action == engram.ActionFeedback {
+			ev.Feedback = byVersion[ev.Version]
+		}
+		d.Events = append(d.Events, ev)
+	}
+	switch r.URL.Query().Get("done") {
+	case "edited", "revised", "tombstoned":
+		p.Notice = p.T("memory.done." + r.URL.Query().Get("done"))
 	}
 	p.Title = clip(firstLine(m.Content), 60)
 	p.Data = d
-	c.render(w, http.StatusOK, "memory", p)
+	c.render(w, status, "memory", p)
 }
 
 func firstLine(s string) string {

@@ -93,6 +93,10 @@ func (c *Console) handleReflection(w http.ResponseWriter, r *http.Request) {
 	// schemes dropped (see Config.Markdown), so it is trusted here; the
 	// citation links get the reflection's id, for the way back.
 	p.Data = reflectionData{R: shown, HTML: trustedHTML(citeBack(html, cur.ID)), Versions: versions, Current: cur.Version}
+	switch r.URL.Query().Get("done") {
+	case "regenerated", "unchanged":
+		p.Notice = p.T("reflection.done." + r.URL.Query().Get("done"))
+	}
 	c.render(w, http.StatusOK, "reflection", p)
 }
 

@@ -15,6 +15,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/engram-memory/engram"
 )
 
 //go:embed templates/*.html
@@ -80,8 +82,8 @@ var funcs = template.FuncMap{
 	"asset": func(name string) string { return assetURLs[name] },
 	"clip":  clip,
 	"pct":   pct,
-	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"f3":    func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"f2":    f2,
+	"f3":    f3,
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return "—"
@@ -99,7 +101,18 @@ var funcs = template.FuncMap{
 	"q":         url.QueryEscape,
 	"join":      strings.Join,
 	"hasPrefix": strings.HasPrefix,
+	"firstLine": firstLine,
+	"stars":     stars,
 }
+
+// stars draws a 1–5 rating as filled and empty stars.
+func stars(n int) string {
+	n = max(0, min(n, 5))
+	return strings.Repeat("★", n) + strings.Repeat("☆", 5-n)
+}
+
+func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
+func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
 // trustedHTML marks HTML that the console's Markdown renderer produced.
 func trustedHTML(s string) template.HTML {
@@ -132,12 +145,12 @@ func prettyJSON(raw []byte) string {
 // pageNames are the templates under templates/, each executed inside
 // layout.html.
 var pageNames = []string{"signin", "error", "overview", "memories", "memory", "reflections", "reflection",
-	"feedback", "pairs", "learning", "playground", "sessions", "session"}
+	"feedback", "recall", "pairs", "learning", "playground", "sessions", "session"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/charts.html",
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/charts.html", "templates/breakdown.html", "templates/story.html",
 			"templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: parse %s: %w", name, err)
@@ -165,6 +178,44 @@ func (p *page) T(key string) string { return tr(p.Lang, key) }
 
 // Tf translates a key and formats it with args.
 func (p *page) Tf(key string, args ...any) string { return fmt.Sprintf(tr(p.Lang, key), args...) }
+
+// Breakdown is the data of the "breakdown" partial for b.
+func (p *page) Breakdown(b engram.ScoreBreakdown) breakdownView {
+	v := breakdownOf(p, b)
+	v.P = p
+	return v
+}
+
+// storyView is the data of the "judgement" and "changed" partials.
+type storyView struct {
+	P *page
+	F *engram.FeedbackRecord
+}
+
+// Story is the data of the feedback partials for f.
+func (p *page) Story(f *engram.FeedbackRecord) storyView { return storyView{P: p, F: f} }
+
+// Writer names a reflection's writer in the page's language: the
+// extractive writer, or the chat model ("chat:<model>").
+func (p *page) Writer(name string) string {
+	if model, ok := strings.CutPrefix(name, "chat:"); ok {
+		return p.T("writer.chat") + " " + model
+	}
+	if name == "extractive" {
+		return p.T("writer.extractive")
+	}
+	return name
+}
+
+// StatusText names an HTTP status in the page's language (Go's English
+// name for a status the console has no message for).
+func (p *page) StatusText(code int) string {
+	key := fmt.Sprintf("status.%d", code)
+	if _, ok := messages[key]; ok {
+		return p.T(key)
+	}
+	return http.StatusText(code)
+}
 
 // Other is the language the switch offers.
 func (p *page) Other() string {

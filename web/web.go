@@ -173,9 +173,14 @@ func New(cfg Config) (*Console, error) {
 	m.Handle("GET /console/memories", c.signedIn(c.handleMemories))
 	m.Handle("GET /console/memories/{id}", c.signedIn(c.handleMemory))
 	m.Handle("POST /console/memories/{id}/rollback", c.signedIn(c.handleRollback))
+	m.Handle("POST /console/memories/{id}/edit", c.signedIn(c.handleEdit))
+	m.Handle("POST /console/memories/{id}/revised", c.signedIn(c.handleRevised))
+	m.Handle("POST /console/memories/{id}/tombstone", c.signedIn(c.handleTombstone))
+	m.Handle("POST /console/reflections/{id}/regenerate", c.signedIn(c.handleRegenerate))
 	m.Handle("GET /console/reflections", c.signedIn(c.handleReflections))
 	m.Handle("GET /console/reflections/{id}", c.signedIn(c.handleReflection))
 	m.Handle("GET /console/feedback", c.signedIn(c.handleFeedback))
+	m.Handle("GET /console/recalls/{id}", c.signedIn(c.handleRecall))
 	m.Handle("GET /console/pairs", c.signedIn(c.handlePairs))
 	m.Handle("GET /console/pairs/download", c.signedIn(c.handleDownload))
 	m.Handle("GET /console/learning", c.signedIn(c.handleLearning))
@@ -184,7 +189,7 @@ func New(cfg Config) (*Console, error) {
 	m.Handle("GET /console/playground", c.signedIn(c.handlePlayground))
 	m.Handle("POST /console/playground", c.signedIn(c.handlePlayground))
 	m.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
-		c.renderError(w, r, nil, engram.Errorf(engram.ENOTFOUND, "no such page"))
+		c.renderError(w, r, nil, engram.Errorf(engram.ENOTFOUND, "%s", tr(langOf(r), "error.nopage")))
 	})
 	return c, nil
 }
