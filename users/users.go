@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/journal"
 )
 
 // Store erases the rows (store.DB).
@@ -29,9 +28,11 @@ type Index interface {
 	Forget(ctx context.Context) error
 }
 
-// Mirror is the file mirror (journal.Mirror).
+// Mirror is the file mirror: Rebuild recreates a tenant's files from the
+// store. cmd/engram adapts journal.Mirror to it, so this package does not
+// import a sibling.
 type Mirror interface {
-	Rebuild(ctx context.Context, tenant *engram.Tenant) (*journal.RebuildResult, error)
+	Rebuild(ctx context.Context, tenant *engram.Tenant) error
 }
 
 // Config says where the files are and which parts run; nil parts are off.
@@ -107,7 +108,7 @@ func (s *Service) ForgetUser(ctx context.Context, userID string) (*engram.Forget
 				return nil, fmt.Errorf("users: mirror files: %w", err)
 			}
 		}
-		if _, err := s.cfg.Mirror.Rebuild(ctx, tenant); err != nil {
+		if err := s.cfg.Mirror.Rebuild(ctx, tenant); err != nil {
 			return nil, err
 		}
 	}

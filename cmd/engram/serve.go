@@ -157,7 +157,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	}
 	uc := users.Config{Index: lexical, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
 	if services.Mirror != nil {
-		uc.Mirror, uc.MirrorDir = services.Mirror, cfg.MirrorDir()
+		uc.Mirror, uc.MirrorDir = mirrorRebuilder{services.Mirror}, cfg.MirrorDir()
 	}
 	services.Users = users.New(db, uc, logger)
 	return services, nil
@@ -452,4 +452,13 @@ func (m *Main) Close() error {
 	}
 	m.Logger.Info("engram stopped")
 	return errors.Join(errs...)
+}
+
+// mirrorRebuilder lets the forget service rebuild a tenant's mirror files
+// without importing the journal package.
+type mirrorRebuilder struct{ m *journal.Mirror }
+
+func (r mirrorRebuilder) Rebuild(ctx context.Context, tenant *engram.Tenant) error {
+	_, err := r.m.Rebuild(ctx, tenant)
+	return err
 }
