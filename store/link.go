@@ -12,6 +12,10 @@ import (
 
 var _ engram.LinkService = (*DB)(nil)
 
+// eventLinksKey carries, to appendEvent, the links a link or unlink write
+// made or removed, for its event's links column.
+type eventLinksKey struct{}
+
 // linkRow is the memory_links table.
 type linkRow struct {
 	TenantID  string
@@ -51,7 +55,10 @@ func (db *DB) CreateLink(ctx context.Context, l engram.Link) (*engram.Link, erro
 		return nil, engram.Errorf(engram.EINVALID, "a memory cannot link to itself")
 	}
 	var out *engram.Link
+	var made []*engram.Link
+	ctx = context.WithValue(ctx, eventLinksKey{}, &made)
 	_, err = db.mutate(ctx, "id = ?", l.From, nil, engram.ActionLink, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
+		made = nil
 		if !m.Valid {
 			return false, engram.Errorf(engram.ENOTFOUND, "memory not found")
 		}
@@ -77,6 +84,7 @@ func (db *DB) CreateLink(ctx context.Context, l engram.Link) (*engram.Link, erro
 			return false, fmt.Errorf("store: create link: %w", err)
 		}
 		out = row.toLink()
+		made = []*engram.Link{out}
 		return true, nil
 	})
 	if err != nil {
@@ -102,7 +110,9 @@ func (db *DB) DeleteLink(ctx context.Context, from, to, relation string) ([]*eng
 		args = append(args, rel)
 	}
 	var out []*engram.Link
+	ctx = context.WithValue(ctx, eventLinksKey{}, &out)
 	_, err = db.mutate(ctx, "id = ?", from, nil, engram.ActionUnlink, func(tx *gorm.DB, m *engram.Memory) (bool, error) {
+		out = nil
 		if !m.Valid {
 			return false, engram.Errorf(engram.ENOTFOUND, "memory not found")
 		}

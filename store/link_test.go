@@ -35,8 +35,13 @@ func TestLinks(t *testing.T) {
 			t.Fatalf("two links must be two versions of the source, content untouched: %+v", m)
 		}
 		events, err := db.FindMemoryEvents(ctx, food.ID)
-		if err != nil || len(events) != 3 || events[1].Action != engram.ActionLink || events[2].Action != engram.ActionLink {
+		if err != nil || len(events) != 3 || events[1].Action != engram.ActionLink || events[2].Action != engram.ActionLink ||
+			len(events[1].Links) != 1 || events[1].Links[0].Relation != engram.RelMentions || events[1].Links[0].To != cat.ID {
 			t.Fatalf("history: %d %v", len(events), err)
+		}
+		changes, err := db.Changes(ctx, 0, 100)
+		if err != nil || len(changes) != 5 || len(changes[3].Links) != 1 || changes[3].Action != engram.ActionLink {
+			t.Fatalf("the change feed carries the link: %d %v", len(changes), err)
 		}
 		for _, id := range []string{food.ID, cat.ID} {
 			ls, err := db.FindLinks(ctx, id)
@@ -102,7 +107,7 @@ func TestLinks(t *testing.T) {
 			t.Fatalf("after unlink: %+v", ls)
 		}
 		events, _ = db.FindMemoryEvents(ctx, food.ID)
-		if len(events) != 4 || events[3].Action != engram.ActionUnlink {
+		if len(events) != 4 || events[3].Action != engram.ActionUnlink || len(events[3].Links) != 2 {
 			t.Fatalf("unlink must be a version: %d", len(events))
 		}
 	})

@@ -14,3 +14,7 @@ CREATE TABLE memory_links (
 );
 
 CREATE INDEX memory_links_to ON memory_links (tenant_id, to_id);
+
+-- The links a "link" or "unlink" event made or removed, as a JSON array
+-- of engram.Link; NULL for every other event.
+ALTER TABLE memory_events ADD COLUMN links TEXT;
