@@ -8,6 +8,7 @@ type PromptRequest struct {
 	TokenBudget int    `json:"token_budget"`
 	AgentID     string `json:"agent_id,omitempty"`
 	SessionID   string `json:"session_id,omitempty"`
+	Hops        *int   `json:"hops,omitempty"` // as RecallRequest.Hops
 }
 
 // PromptPart is one part of a prompt and its share of the budget.

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram/store/storetest"
@@ -35,6 +36,28 @@ func TestLinkTool(t *testing.T) {
 			if code, _ := c.CallError(t, "link", bad.args); code != bad.code {
 				t.Errorf("%v: code %q, want %q", bad.args, code, bad.code)
 			}
+		}
+		// Recall and prompt with hops bring the linked turn, marked via.
+		r = c.Call(t, "recall", map[string]any{"query": "what does Dumpling have for dinner", "hops": 1})
+		found := false
+		for _, it := range r["items"].([]any) {
+			it := it.(map[string]any)
+			if it["id"] == food {
+				via, _ := it["via"].(map[string]any)
+				found = via["from"] == cat && via["relation"] == "mentions"
+			}
+		}
+		if !found {
+			t.Fatalf("recall with hops: %v", r["items"])
+		}
+		if p := c.Call(t, "prompt", map[string]any{"query": "what does Dumpling have for dinner", "hops": 1}); !strings.Contains(p["context"].(string), "salmon kibble") {
+			t.Fatalf("prompt with hops: %v", p["context"])
+		}
+		if p := c.Call(t, "prompt", map[string]any{"query": "what does Dumpling have for dinner"}); strings.Contains(p["context"].(string), "salmon kibble") {
+			t.Fatalf("prompt without hops: %v", p["context"])
+		}
+		if code, _ := c.CallError(t, "recall", map[string]any{"query": "cat", "hops": 3}); code != "invalid" {
+			t.Errorf("hops 3: %q", code)
 		}
 		r = c.Call(t, "link", map[string]any{"from": food, "to": cat, "remove": true})
 		if len(r["removed"].([]any)) != 1 || len(r["links"].([]any)) != 0 {

@@ -102,6 +102,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	do("POST", "/v1/route", `{"query":"Should I take the job?"}`, 200)
 	recall := do("POST", "/v1/recall", `{"query":"How does the user take their coffee?","token_budget":200}`, 200)
 	do("POST", "/v1/recall", `{"query":"","token_budget":200}`, 400)
+	do("POST", "/v1/recall", `{"query":"How does the user take their coffee?","token_budget":200,"hops":2}`, 200)
+	do("POST", "/v1/recall", `{"query":"coffee","token_budget":200,"hops":3}`, 400)
 	do("GET", "/v1/context?token_limit=200", "", 200)
 	do("GET", "/v1/boot", "", 200)
 
@@ -140,6 +142,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	call("PUT", "/v1/agents/ada/persona", "text/markdown", "# Ada\nA careful, brief assistant.", true, 200)
 	do("GET", "/v1/agents/ada/persona", "", 200)
 	do("POST", "/v1/prompt", `{"query":"Where do I live?","token_budget":300,"agent_id":"ada","session_id":"s1"}`, 200)
+	do("POST", "/v1/prompt", `{"query":"Where do I live?","token_budget":300,"hops":1}`, 200)
 	do("POST", "/v1/sessions/s1/end", `{"outcome":"success"}`, 200)
 	do("DELETE", "/v1/memories/"+id, "", 200)
 
