@@ -30,6 +30,7 @@ type Link struct {
 const (
 	RelRelated     = "related"     // loosely about the same thing
 	RelAnswers     = "answers"     // From answers or replies to To
+	RelAnsweredBy  = "answered_by" // To is the next turn of From's conversation (engram links episodes so)
 	RelMentions    = "mentions"    // From names the entity To is about
 	RelCorrects    = "corrects"    // From corrects To
 	RelSupports    = "supports"    // From is evidence for To
@@ -40,7 +41,7 @@ const (
 )
 
 // Relations are the documented relations, in the order of the docs.
-var Relations = []string{RelRelated, RelAnswers, RelMentions, RelCorrects, RelSupports, RelContradicts,
+var Relations = []string{RelRelated, RelAnswers, RelAnsweredBy, RelMentions, RelCorrects, RelSupports, RelContradicts,
 	RelPartOf, RelFollows, RelSameEntity}
 
 // Link event actions in a memory's history (see MemoryEvent).

@@ -30,8 +30,8 @@ func (r *Recaller) WithLinks(ls LinkStore) *Recaller {
 // when the memory it hangs from matched well enough that the damped match
 // passes the cut. The constants are not tuned yet (docs/links.md).
 const (
-	hopDamping = 0.8
-	hopSources = 5
+	hopDamping = 0.5
+	hopSources = 2
 	// MaxHops bounds RecallRequest.Hops.
 	MaxHops = 2
 )

@@ -205,9 +205,11 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 		return err
 	}
 	if prev != nil && prev.MemoryID != "" {
-		return s.addReply(ctx, sess.ID, prev, ms[0].Content)
+		if err := s.addReply(ctx, sess.ID, prev, ms[0].Content); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.linkTurns(ctx, prev, owners)
 }
 
 // episodeData is an episode's data: where in which session it was said.
