@@ -64,3 +64,28 @@ func TestHopsDumpling(t *testing.T) {
 		sameSnapshot(t, "memories after refused recalls", before, e.snapshot(t, key))
 	})
 }
+
+// TestEpisodesLinked: each message's episode is linked answered_by to the
+// next message's, within a post and across posts.
+func TestEpisodesLinked(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newSessionEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		a := postEvents(t, e, key, "conv-1", `{"events":[{"type":"message","speaker":"Caroline","content":"We adopted a grey cat called Dumpling"},{"type":"message","speaker":"Melanie","content":"What a lovely name for a cat"}]}`)
+		b := postEvents(t, e, key, "conv-1", `{"type":"message","speaker":"Caroline","content":"She only eats salmon kibble"}`)
+		ids := []string{a.Events[0].MemoryID, a.Events[1].MemoryID, b.Events[0].MemoryID}
+		for i, id := range ids[:2] {
+			r := e.do(t, "GET", "/v1/memories/"+id+"/links", key, "")
+			wantStatus(t, r, http.StatusOK)
+			var page struct{ Items []apiLink }
+			mustDecode(t, r, &page)
+			found := false
+			for _, l := range page.Items {
+				found = found || l.From == id && l.To == ids[i+1] && l.Relation == engram.RelAnsweredBy
+			}
+			if !found {
+				t.Errorf("episode %d: links %+v, want answered_by %s", i, page.Items, ids[i+1])
+			}
+		}
+	})
+}
