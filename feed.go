@@ -18,6 +18,7 @@ type Change struct {
 	Before   *Memory
 	After    *Memory
 	Delta    *MemoryDelta
+	Links    []*Link // the links a link or unlink event made or removed
 	At       time.Time
 }
 

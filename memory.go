@@ -181,12 +181,15 @@ const (
 // create, update, tombstone and rollback with the full state before and
 // after it.
 type MemoryEvent struct {
-	ID        int64     `json:"id"`
-	MemoryID  string    `json:"memory_id"`
-	Version   int64     `json:"version"`
-	Action    string    `json:"action"`
-	Before    *Memory   `json:"before,omitempty"`
-	After     *Memory   `json:"after,omitempty"`
+	ID       int64   `json:"id"`
+	MemoryID string  `json:"memory_id"`
+	Version  int64   `json:"version"`
+	Action   string  `json:"action"`
+	Before   *Memory `json:"before,omitempty"`
+	After    *Memory `json:"after,omitempty"`
+	// Links are the links a "link" event made or an "unlink" event
+	// removed (see Link).
+	Links     []*Link   `json:"links,omitempty"`
 	Actor     Actor     `json:"actor"`
 	CreatedAt time.Time `json:"created_at"`
 }

@@ -9,6 +9,7 @@ type PromptRequest struct {
 	AgentID     string `json:"agent_id,omitempty"`
 	UserID      string `json:"user_id,omitempty"`
 	SessionID   string `json:"session_id,omitempty"`
+	Hops        *int   `json:"hops,omitempty"` // as RecallRequest.Hops
 }
 
 // PromptPart is one part of a prompt and its share of the budget.

@@ -55,8 +55,18 @@ type ScoreBreakdown struct {
 	// Recall.LeftOut): "below_cut" (its match fell under the relevance
 	// cut), "superseded" (a newer memory of the same subject won, see
 	// SupersededBy), "budget" (it did not fit), "held_back" (exploration).
-	Cut   string  `json:"cut,omitempty"`
+	Cut string `json:"cut,omitempty"`
+	// Via is set on a memory that joined the recall by a link from one
+	// of its best matches (RecallRequest.Hops), not by the query itself.
+	Via   *Via    `json:"-"`
 	Score float64 `json:"score"`
+}
+
+// Via names the memory a recalled memory was reached from by a link, and
+// the link's relation.
+type Via struct {
+	From     string `json:"from"`
+	Relation string `json:"relation"`
 }
 
 // RecallItem is one memory chosen for a recall.
@@ -70,6 +80,8 @@ type RecallItem struct {
 	UsedSummary bool           `json:"used_summary,omitempty"`
 	Score       float64        `json:"score"`
 	Breakdown   ScoreBreakdown `json:"breakdown"`
+	// Via is Breakdown.Via: the memory this one was reached from by a link.
+	Via *Via `json:"via,omitempty"`
 }
 
 // RecallRequest asks for the memories worth injecting for a query.
@@ -87,6 +99,10 @@ type RecallRequest struct {
 	// the route says; without it the block goes in only when the route
 	// asks for it (Route.Identity).
 	Identity bool `json:"identity,omitempty"`
+	// Hops follows links from the best matches: 0 (the default) none, 1
+	// the memories linked to them, 2 also those linked to these (see
+	// docs/links.md).
+	Hops *int `json:"hops,omitempty"`
 }
 
 // Recall is one budgeted retrieval, stored under ID so that feedback can

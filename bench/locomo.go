@@ -56,6 +56,8 @@ type LoCoMoOptions struct {
 	// Trace, when set, gets one JSON line per question asked (see
 	// injectTrace).
 	Trace io.Writer
+	// Hops is every recall's RecallRequest.Hops (nil: the default).
+	Hops *int
 }
 
 // LoCoMoResult holds the retrieval metrics of one category (or all).
@@ -274,13 +276,13 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 			return nil, err
 		}
 		for _, q := range rep.questions(conv, byMemory) {
-			ranked, rec, ms, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget}, byMemory)
+			ranked, rec, ms, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget, Hops: opt.Hops}, byMemory)
 			if err != nil {
 				return nil, err
 			}
 			rep.record(q, ranked, ms)
 			rep.Inject.add(rec, q.gold, byMemory)
-			_, fill, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget, Fill: true}, byMemory)
+			_, fill, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget, Fill: true, Hops: opt.Hops}, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -297,7 +299,7 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 				fill bool
 				res  *InjectResult
 			}{{false, &rep.Unanswerable}, {true, &rep.UnanswerableFill}} {
-				_, rec, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.Question, TokenBudget: opt.Budget, Fill: f.fill}, byMemory)
+				_, rec, _, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.Question, TokenBudget: opt.Budget, Fill: f.fill, Hops: opt.Hops}, byMemory)
 				if err != nil {
 					return nil, err
 				}

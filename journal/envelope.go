@@ -32,6 +32,10 @@ type Envelope struct {
 	Type      string          `json:"type,omitempty"`
 	Tags      []string        `json:"tags,omitempty"`
 	ExpiresAt *time.Time      `json:"expires_at,omitempty"`
+	// Links are the links a "link" write made or an "unlink" write
+	// removed; such an envelope is a line of log.jsonl only (the memory's
+	// file keeps the envelope of its last change of content).
+	Links []*engram.Link `json:"links,omitempty"`
 }
 
 // view is what an envelope shows of a memory state, without the write's
@@ -68,13 +72,13 @@ func live(m *engram.Memory) bool { return m != nil && m.Valid && !m.Archived }
 // envelopeOf returns the envelope of change c, or nil when c changes
 // nothing an envelope shows.
 func envelopeOf(c *engram.Change) (*Envelope, error) {
-	if viewOf(c.Before) == viewOf(c.After) || c.After == nil {
+	if len(c.Links) == 0 && viewOf(c.Before) == viewOf(c.After) || c.After == nil {
 		return nil, nil
 	}
 	m := c.After
 	e := &Envelope{Key: m.Key, TS: c.At.UTC(), Valid: live(m), ID: m.ID, Version: c.Version, Seq: c.Seq,
 		Action: c.Action, Category: m.Category, Type: m.Type, Tags: m.Tags, ExpiresAt: m.ExpiresAt,
-		Content: json.RawMessage("null")}
+		Content: json.RawMessage("null"), Links: c.Links}
 	if e.ExpiresAt != nil {
 		t := e.ExpiresAt.UTC()
 		e.ExpiresAt = &t

@@ -137,6 +137,9 @@ func (t *tree) apply(c *engram.Change) error {
 			return err
 		}
 	}
+	if len(e.Links) > 0 {
+		return nil
+	}
 	before, after := filePath(c.Before), ""
 	if e.Valid {
 		after = filePath(c.After)

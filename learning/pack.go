@@ -250,6 +250,7 @@ func (p *Packer) Pack(cands []Candidate, budget int, line LineFunc) (context str
 			UsedSummary: o.usedSummary,
 			Score:       o.cand.Breakdown.Score,
 			Breakdown:   o.cand.Breakdown,
+			Via:         o.cand.Breakdown.Via,
 		}
 	}
 	return context, items, tokensUsed

@@ -51,6 +51,7 @@ type Recaller struct {
 	// measure its impact, drawn from exploring (see explore.go).
 	explore   float64
 	exploring *exploreSource
+	links     LinkStore // nil: recalls do not follow links (see hop)
 }
 
 type dense struct {
@@ -99,6 +100,9 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 		if len(t) > 256 {
 			return nil, engram.Errorf(engram.EINVALID, "a tag must be at most 256 bytes")
 		}
+	}
+	if req.Hops != nil && (*req.Hops < 0 || *req.Hops > MaxHops) {
+		return nil, engram.Errorf(engram.EINVALID, "hops must be from 0 to %d", MaxHops)
 	}
 	if len(req.AgentID) > 256 || len(req.SessionID) > 256 {
 		return nil, engram.Errorf(engram.EINVALID, "agent_id and session_id must be at most 256 bytes")
@@ -230,6 +234,11 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	}
 	for _, h := range hits {
 		add(h.Memory, h, false)
+	}
+	if req.Hops != nil {
+		if out, err = r.hop(ctx, out, *req.Hops, req.AgentID, req.UserID); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := r.helpful(ctx, out); err != nil {
 		return nil, nil, err

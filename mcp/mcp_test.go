@@ -49,7 +49,7 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	rcfg.Categories = cfg.Memory.Categories
 	routes := router.NewService(router.New(rcfg), db, 0)
 	scorer := learning.NewScorer(learning.NewScoreConfig(cfg.Scoring), time.Now)
-	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, time.Now)
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, time.Now).WithLinks(db)
 	fb := learning.NewFeedback(db, scorer, cfg.Feedback)
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup}, nil)
 	lim := cfg.Limits

@@ -7,6 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/learning"
 )
 
 // defaultBudget is the token budget of recall, boot and prompt when the
@@ -24,16 +25,18 @@ type recallArgs struct {
 	SessionID   string   `json:"session_id,omitempty" jsonschema:"the conversation this recall serves, recorded with it"`
 	Fill        bool     `json:"fill,omitempty" jsonschema:"pack every match that fits the budget, not only the relevant ones"`
 	Identity    bool     `json:"identity,omitempty" jsonschema:"put the pinned identity memories (who the user is) first, whatever the query"`
+	Hops        *int     `json:"hops,omitempty" jsonschema:"also bring memories linked to the best matches: 0 none (default), 1 or 2 links away"`
 }
 
 type recallItem struct {
-	ID          string  `json:"id"`
-	Key         string  `json:"key,omitempty"`
-	Category    string  `json:"category"`
-	Text        string  `json:"text" jsonschema:"what was put in the context: the content, or its summary"`
-	Tokens      int     `json:"tokens"`
-	UsedSummary bool    `json:"used_summary,omitempty"`
-	Score       float64 `json:"score"`
+	ID          string      `json:"id"`
+	Key         string      `json:"key,omitempty"`
+	Category    string      `json:"category"`
+	Text        string      `json:"text" jsonschema:"what was put in the context: the content, or its summary"`
+	Tokens      int         `json:"tokens"`
+	UsedSummary bool        `json:"used_summary,omitempty"`
+	Score       float64     `json:"score"`
+	Via         *engram.Via `json:"via,omitempty" jsonschema:"the memory this one was reached from by a link, and the relation"`
 }
 
 type recallRoute struct {
@@ -62,6 +65,7 @@ func (b *toolbox) addRecall() {
 	}, func(s *jsonschema.Schema) {
 		between(s, "token_budget", 1, float64(b.s.cfg.Limits.MaxBudget))
 		defaultValue(s, "token_budget", b.s.defaultBudget())
+		between(s, "hops", 0, learning.MaxHops)
 	}, b.s.recall)
 }
 
@@ -71,14 +75,14 @@ func (s *Server) recall(ctx context.Context, a *recallArgs) (*recallResult, erro
 		budget = *a.TokenBudget
 	}
 	rec, err := s.cfg.Recall.Recall(ctx, engram.RecallRequest{Query: a.Query, TokenBudget: budget, Tags: a.Tags,
-		AgentID: a.AgentID, SessionID: a.SessionID, Fill: a.Fill, Identity: a.Identity})
+		AgentID: a.AgentID, SessionID: a.SessionID, Fill: a.Fill, Identity: a.Identity, Hops: a.Hops})
 	if err != nil {
 		return nil, err
 	}
 	items := make([]recallItem, len(rec.Items))
 	for i, it := range rec.Items {
 		items[i] = recallItem{ID: it.ID, Key: it.Key, Category: it.Category, Text: it.Text, Tokens: it.Tokens,
-			UsedSummary: it.UsedSummary, Score: it.Score}
+			UsedSummary: it.UsedSummary, Score: it.Score, Via: it.Via}
 	}
 	cats := rec.Route.Categories
 	if cats == nil {

@@ -72,6 +72,7 @@ type promptArgs struct {
 	TokenBudget *int   `json:"token_budget,omitempty" jsonschema:"most tokens the whole prompt section may take"`
 	AgentID     string `json:"agent_id,omitempty" jsonschema:"the agent answering; its persona comes first"`
 	SessionID   string `json:"session_id,omitempty" jsonschema:"the session whose working memory to include"`
+	Hops        *int   `json:"hops,omitempty" jsonschema:"also bring memories linked to the best matches: 0 none (default), 1 or 2 links away"`
 }
 
 type promptPart struct {
@@ -106,7 +107,7 @@ func (s *Server) prompt(ctx context.Context, a *promptArgs) (*promptResult, erro
 	if a.TokenBudget != nil {
 		budget = *a.TokenBudget
 	}
-	p, err := s.cfg.Prompt.Prompt(ctx, engram.PromptRequest{Query: a.Query, TokenBudget: budget, AgentID: a.AgentID, SessionID: a.SessionID})
+	p, err := s.cfg.Prompt.Prompt(ctx, engram.PromptRequest{Query: a.Query, TokenBudget: budget, AgentID: a.AgentID, SessionID: a.SessionID, Hops: a.Hops})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ var tools = []func(*toolbox){
 	(*toolbox).addRemember,
 	(*toolbox).addSetMemory,
 	(*toolbox).addForget,
+	(*toolbox).addLink,
 	(*toolbox).addFeedback,
 	(*toolbox).addReflect,
 	(*toolbox).addSessionEvent,

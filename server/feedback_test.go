@@ -91,7 +91,7 @@ func newFeedbackEnvWith(t testing.TB, o store.Options) *fbEnv {
 		t.Fatal(err)
 	}
 	scorer := learning.NewScorer(scoring, clock.now)
-	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now)
+	rec := learning.NewRecaller(indextest.Wrap(db), routes, scorer, storetest.Tokenizer(t), cfg.Recall, clock.now).WithLinks(db)
 	lim := cfg.Limits
 	dir := t.TempDir()
 	refl := reflections.New(db, reflections.Config{Categories: cfg.Memory.Categories, MinGroup: 3, Dir: dir}, nil)

@@ -157,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 	v1.GET("/memories/:id/history", s.handleMemoryHistory)
 	v1.GET("/memories/:id/impact", s.handleMemoryImpact)
 	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
+	s.addLinkRoutes(v1)
 	v1.POST("/route", s.handleRoute)
 	v1.POST("/recall", s.handleRecall)
 	v1.GET("/context", s.handleContext)

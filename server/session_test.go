@@ -136,7 +136,9 @@ func TestSessionMessagesRemembered(t *testing.T) {
 		if m3 := episode(t, e, key, b.Events[0].MemoryID); m3.Context != m2.Content {
 			t.Errorf("context across posts: %q, want %q", m3.Context, m2.Content)
 		}
-		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Context != m.Content+"\nMelanie: That sounds empowering, Caroline" || m2.Version != 2 {
+		// Version 2 is the reply, 3 the link to the next message's episode
+		// (answered_by, see docs/links.md).
+		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Context != m.Content+"\nMelanie: That sounds empowering, Caroline" || m2.Version != 3 {
 			t.Errorf("the reply in the previous episode's context: %q v%d", m2.Context, m2.Version)
 		}
 		// A repeated text is one memory (the write guard), and the reply
@@ -146,7 +148,7 @@ func TestSessionMessagesRemembered(t *testing.T) {
 			t.Errorf("a repeated message made a new memory")
 		}
 		postEvents(t, e, key, "conv-1", `{"type":"message","speaker":"Caroline","content":"Great, really"}`)
-		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Version != 2 {
+		if m2 := episode(t, e, key, a.Events[1].MemoryID); m2.Version != 3 {
 			t.Errorf("a shared episode took another reply: %q v%d", m2.Context, m2.Version)
 		}
 		rec := postRecall(t, e.env, key, map[string]any{"query": "When did Caroline go to the LGBTQ support group?", "token_budget": 300})

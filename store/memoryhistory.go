@@ -23,6 +23,7 @@ type eventRow struct {
 	Before    *string
 	After     *string
 	Delta     *string // a credit's engram.MemoryDelta; Before and After are NULL then
+	Links     *string // a link or unlink event's []engram.Link (see eventLinks)
 	Actor     string
 	CreatedAt time.Time
 	FeedSeq   *int64 // NULL until the transaction's end (see sequence)
@@ -52,6 +53,14 @@ func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, af
 	}
 	actor, _ := json.Marshal(engram.ActorFromContext(ctx))
 	ev.Actor = string(actor)
+	if links, ok := ctx.Value(eventLinksKey{}).(*[]*engram.Link); ok && len(*links) > 0 {
+		b, err := json.Marshal(*links)
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		ev.Links = &s
+	}
 	p, ok := ctx.Value(pendingKey{}).(*pendingEvents)
 	if !ok {
 		return errors.New("store: a memory event outside writeTx")
@@ -346,6 +355,11 @@ func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
 		}
 	}
 	_ = json.Unmarshal([]byte(r.Actor), &ev.Actor)
+	if r.Links != nil {
+		if err := json.Unmarshal([]byte(*r.Links), &ev.Links); err != nil {
+			return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+		}
+	}
 	return ev, nil
 }
 

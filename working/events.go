@@ -190,7 +190,7 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 	for i := 0; i+1 < len(ms); i++ {
 		ms[i].Context = s.withReply(ms[i].Context, ms[i+1].Content)
 	}
-	ids := map[int64]string{}
+	ids, shared := map[int64]string{}, map[string]bool{}
 	for i := 0; i < len(ms); i += s.cfg.Limits.MaxBatch {
 		res, err := s.memories.CreateMemories(ctx, ms[i:min(i+s.cfg.Limits.MaxBatch, len(ms))])
 		if err != nil {
@@ -199,15 +199,25 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 		for j, r := range res {
 			owners[i+j].MemoryID = r.Memory.ID
 			ids[owners[i+j].Seq] = r.Memory.ID
+			if r.Deduplicated {
+				shared[r.Memory.ID] = true
+			}
 		}
 	}
 	if err := s.store.SetEventMemories(ctx, sess.ID, ids); err != nil {
 		return err
 	}
-	if prev != nil && prev.MemoryID != "" {
-		return s.addReply(ctx, sess.ID, prev, ms[0].Content)
+	own := prev != nil && prev.MemoryID != ""
+	if own {
+		var err error
+		if own, err = s.addReply(ctx, sess.ID, prev, ms[0].Content); err != nil {
+			return err
+		}
 	}
-	return nil
+	if !own {
+		prev = nil
+	}
+	return s.linkTurns(ctx, prev, owners, shared)
 }
 
 // episodeData is an episode's data: where in which session it was said.
@@ -230,24 +240,28 @@ func (s *Service) withReply(context, reply string) string {
 // addReply gives the episode of the session's previous message, posted
 // earlier, the reply that has now arrived. An episode that is not that
 // message's own (the write guard shared another's), was deleted, or was
-// changed meanwhile is left alone.
-func (s *Service) addReply(ctx context.Context, sessionID string, prev *engram.SessionEvent, reply string) error {
+// changed meanwhile is left alone. It reports whether the episode is the
+// message's own and live (linkTurns links only those).
+func (s *Service) addReply(ctx context.Context, sessionID string, prev *engram.SessionEvent, reply string) (bool, error) {
 	m, err := s.memories.FindMemoryByID(ctx, prev.MemoryID)
 	if engram.ErrorCode(err) == engram.ENOTFOUND {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	var d episodeData
-	if json.Unmarshal(m.Data, &d) != nil || d.SessionID != sessionID || d.Seq != prev.Seq || !m.Valid || m.Version != 1 {
-		return nil
+	if json.Unmarshal(m.Data, &d) != nil || d.SessionID != sessionID || d.Seq != prev.Seq || !m.Valid {
+		return false, nil
+	}
+	if m.Version != 1 {
+		return true, nil
 	}
 	ctxText := s.withReply(m.Context, reply)
 	_, err = s.memories.UpdateMemory(ctx, m.ID, engram.MemoryUpdate{Context: &ctxText, ExpectVersion: &m.Version})
 	switch engram.ErrorCode(err) {
 	case "", engram.ENOTFOUND, engram.ECONFLICT:
-		return nil
+		return true, nil
 	}
-	return err
+	return false, err
 }

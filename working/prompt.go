@@ -89,7 +89,7 @@ func (s *Service) Prompt(ctx context.Context, req engram.PromptRequest) (*engram
 	}
 	for attempt := 0; ; attempt++ {
 		rec, err := s.recall.Recall(ctx, engram.RecallRequest{Query: req.Query, TokenBudget: max(room, 1),
-			AgentID: req.AgentID, UserID: req.UserID, SessionID: req.SessionID})
+			AgentID: req.AgentID, UserID: req.UserID, SessionID: req.SessionID, Hops: req.Hops})
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency); recalls per figure (knowledge; 0: everyone)")
+	hops := fs.Int("hops", -1, "locomo: every recall's hops, 0-2 (links followed from the best matches); the default when -1")
 	split := fs.String("split", "", "locomo: the conversations asked, tuning (0-4) or heldout (5-9); all when empty")
 	sessions := fs.Bool("sessions", false, "locomo: post each LoCoMo session's turns as session messages (speaker, content, at, message_id) and let engram build the episodes")
 	plain := fs.Bool("plain", false, "locomo: store each turn as the BM25 baseline's row only (\"Speaker: text [shares caption]\"), without the speaker tag, date or previous turn as context")
@@ -149,6 +150,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return errors.New("bench locomo: choose one of --plain and --sessions")
 		}
 		opt := bench.LoCoMoOptions{Path: *data, Budget: *budget, Plain: *plain, Sessions: *sessions, Split: *split}
+		if *hops >= 0 {
+			opt.Hops = hops
+		}
 		if *traceFile != "" {
 			f, err := os.Create(*traceFile)
 			if err != nil {
@@ -289,7 +293,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 // --keep and --cpuprofile: its --help lists only these, and it refuses
 // the others rather than ignore them.
 var benchFlags = map[string][]string{
-	"locomo":    {"data", "budget", "split", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
+	"locomo":    {"data", "budget", "split", "hops", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
 	"learning":  {"data", "budget", "seeds", "mix", "rounds", "conversations", "trace", "same-origin", "poison", "feedback-budget"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
