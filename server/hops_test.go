@@ -65,6 +65,32 @@ func TestHopsDumpling(t *testing.T) {
 	})
 }
 
+// TestHopsKeepToTheUser: a link from one end user's memory to another's
+// (memory-id routes are tenant-wide) never carries a recall across: with
+// hops 1, ann's recall does not bring bob's memory, and bob's does.
+func TestHopsKeepToTheUser(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		cat := create(t, e.env, key, `{"content":"We adopted a grey cat called Dumpling from the shelter","category":"life","user_id":"ann"}`)
+		food := create(t, e.env, key, `{"content":"She only eats salmon kibble","category":"life","user_id":"bob"}`)
+		wantStatus(t, e.do(t, "POST", "/v1/memories/"+food.ID+"/links", key, `{"to":"`+cat.ID+`","relation":"mentions"}`), http.StatusOK)
+		wantStatus(t, e.do(t, "POST", "/v1/memories/"+cat.ID+"/links", key, `{"to":"`+food.ID+`","relation":"related"}`), http.StatusOK)
+		for _, tc := range []struct {
+			user      string
+			cat, food bool
+		}{{"ann", true, false}, {"bob", false, false}, {"", false, false}} {
+			r := e.do(t, "POST", "/v1/recall", key, mustJSON(map[string]any{"query": "what does Dumpling have for dinner", "token_budget": 300, "hops": 2, "fill": true, "user_id": tc.user}))
+			wantStatus(t, r, http.StatusOK)
+			var rec apiRecall
+			mustDecode(t, r, &rec)
+			if (rankOf(rec, cat.ID) >= 0) != tc.cat || (rankOf(rec, food.ID) >= 0) != tc.food {
+				t.Fatalf("user %q: %+v", tc.user, rec.Items)
+			}
+		}
+	})
+}
+
 // TestEpisodesLinked: each message's episode is linked answered_by to the
 // next message's, within a post and across posts.
 func TestEpisodesLinked(t *testing.T) {
