@@ -15,6 +15,8 @@ type learningData struct {
 	Raters []raterView
 	// ShowRaters is whether the raters section is shown at all.
 	ShowRaters bool
+	// Features is the learned features section (see features.go).
+	Features *featuresView
 }
 
 type movementSection struct {
@@ -85,6 +87,10 @@ func (c *Console) handleLearning(w http.ResponseWriter, r *http.Request) {
 				d.Raters = append(d.Raters, raterView{RaterReputation: rep, Weight: wt})
 			}
 		}
+	}
+	if d.Features, err = c.learnedFeatures(ctx, p); err != nil {
+		c.renderError(w, r, s, err)
+		return
 	}
 	p.Data = d
 	c.render(w, http.StatusOK, "learning", p)
