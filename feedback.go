@@ -232,6 +232,12 @@ type HelpEvidence struct {
 	Origins Helpfulness `json:"origins"`
 	Main    Helpfulness `json:"main_origin"`
 	Answers Helpfulness `json:"answers"`
+	// Features is the evidence of each feature of the memory (see
+	// Memory.Features) that has any, by feature key.
+	Features map[string]Helpfulness `json:"features,omitempty"`
+	// Kinds is the evidence of every memory's features (AllFeatures),
+	// the reference a feature's is compared with.
+	Kinds Helpfulness `json:"kinds"`
 }
 
 // Judged is a memory one feedback judges: its rank among the recall's
@@ -248,6 +254,9 @@ type Judged struct {
 // to its origin's.
 type Evidence struct {
 	Memory, Origin float64
+	// Kind is what it adds to each of the memory's features (see
+	// Memory.Features) and to AllFeatures.
+	Kind float64
 }
 
 // Reputation is what the store knows of one rater: how often its votes
@@ -287,6 +296,11 @@ type Impact struct {
 	OriginFactor float64 `json:"origin_factor"`
 	OriginGood   float64 `json:"origin_good"`
 	OriginBad    float64 `json:"origin_bad"`
+	// FeatureFactor is the part of Helpfulness the memory's features
+	// earned (see Memory.Features), with Features the three that moved it
+	// most.
+	FeatureFactor float64         `json:"feature_factor"`
+	Features      []FeatureWeight `json:"features,omitempty"`
 }
 
 // ImpactArm is one side of an impact estimate.

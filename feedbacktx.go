@@ -48,7 +48,9 @@ type FeedbackTx interface {
 	// LockMemories reads and locks the tenant's memories of ids, in id
 	// order (the one lock order of every writer), tombstoned ones
 	// included; ids of no memory of the tenant are left out. Only the
-	// fields a credit reads are filled: no content, tags or data.
+	// fields a credit reads are filled: those it moves and those its origin
+	// and features are read from (content, tags, key, category), no data,
+	// summary or context.
 	LockMemories(ctx context.Context, ids []string) ([]*Memory, error)
 	// CountCredits counts, by memory (or reflection) id, the credits rater
 	// had applied to ids since the given time.

@@ -39,6 +39,11 @@ type ScoreBreakdown struct {
 	OriginFactor float64 `json:"origin_factor"`
 	OriginGood   float64 `json:"origin_good"`
 	OriginBad    float64 `json:"origin_bad"`
+	// FeatureFactor is the part of Helpfulness the memory's features
+	// earned (the learned model over kinds of memory, see
+	// Memory.Features), with Features the three that moved it most.
+	FeatureFactor float64         `json:"feature_factor"`
+	Features      []FeatureWeight `json:"features,omitempty"`
 	// Impact is the measured effect of injecting the memory (signal with
 	// it minus signal when exploration held it back), when both are known.
 	Impact *float64 `json:"impact,omitempty"`

@@ -37,6 +37,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,17 +55,25 @@ const (
 	// KindNearDup is a near-duplicate of an evidence turn with one detail
 	// changed, written after the conversation.
 	KindNearDup = "neardup"
+	// KindChatter is off-topic small talk in a speaker's voice that names
+	// the topic words of questions in passing and answers none.
+	KindChatter = "chatter"
+	// KindPlausible looks like an ordinary good memory: a real turn of the
+	// conversation that is no question's evidence, in its speaker's voice,
+	// with a sentence naming a held-out question's topic words and a
+	// detail of the conversation that answers nothing.
+	KindPlausible = "plausible"
 )
 
 // LearningKinds lists the kinds in report order.
-var LearningKinds = []string{KindStuffed, KindStale, KindNearDup}
+var LearningKinds = []string{KindStuffed, KindStale, KindNearDup, KindChatter, KindPlausible}
 
 // Mix says how many misleading memories of each kind the generator
 // writes per conversation, as a share of the conversation's questions.
 type Mix map[string]float64
 
 // DefaultMix is the mix of the reported runs.
-const DefaultMix = "stuffed=0.15,stale=0.15,neardup=0.15"
+const DefaultMix = "stuffed=0.15,stale=0.15,neardup=0.15,chatter=0.1,plausible=0.1"
 
 // ParseMix reads "kind=share,…"; an empty string is no misleading
 // memories (plain LoCoMo).
@@ -80,7 +89,7 @@ func ParseMix(s string) (Mix, error) {
 		switch {
 		case !ok || err != nil || share < 0 || share > 5:
 			return nil, fmt.Errorf("bench learning: mix %q: want kind=share with share in [0, 5]", part)
-		case k != KindStuffed && k != KindStale && k != KindNearDup:
+		case !slices.Contains(LearningKinds, k):
 			return nil, fmt.Errorf("bench learning: unknown kind %q; want %s", k, strings.Join(LearningKinds, ", "))
 		}
 		mix[k] = share
@@ -121,7 +130,11 @@ type LearningQuestion struct {
 	Category int
 	// Kind is the kind of the best-ranked misleading memory in the
 	// question's top 10 before feedback, "" when none was there.
-	Kind                   string
+	Kind string
+	// Unjudged is set when none of the misleading memories in the
+	// question's top 10 before feedback was in any judged recall: what
+	// sinks them is what was learned of their kind, not of them.
+	Unjudged               bool
 	Before, Ceiling, After float64 // recall@10
 }
 
@@ -248,6 +261,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 			trace = &tracer{enc: json.NewEncoder(opt.Trace), run: opt.Prefix, byMemory: byMemory}
 		}
 		start := len(run.Held)
+		var misled [][]string // misleading memories in each held-out question's top 10, before
 		for i, q := range held {
 			ranked, rec, _, err := rank(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
@@ -267,7 +281,15 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 			}
 			lq.Ceiling = recallAt10(struck, q.gold)
 			run.Held = append(run.Held, lq)
+			var mis []string
+			for _, it := range rec.Items[:min(10, len(rec.Items))] {
+				if strings.HasPrefix(byMemory[it.ID], misleadingLabel) {
+					mis = append(mis, it.ID)
+				}
+			}
+			misled = append(misled, mis)
 		}
+		judged := map[string]bool{}
 		for r := range rounds {
 			for i, q := range train {
 				_, rec, _, err := ask(tctx, svc, q.text, opt.FeedbackBudget, byMemory)
@@ -279,6 +301,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 				}
 				up := false
 				for _, it := range rec.Items {
+					judged[it.ID] = true
 					up = up || q.gold[byMemory[it.ID]]
 				}
 				rater := fmt.Sprintf("%s-user-%d-%d", conv.SampleID, r, i)
@@ -309,6 +332,7 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 				return nil, err
 			}
 			run.Held[start+i].After = recallAt10(ranked, q.gold)
+			run.Held[start+i].Unjudged = !slices.ContainsFunc(misled[i], func(id string) bool { return judged[id] })
 		}
 	}
 	return run, nil
@@ -358,6 +382,7 @@ func PrintLearning(w io.Writer, seeds []LearningSeed, mix string) {
 		for _, k := range LearningKinds {
 			row("misled by "+k, func(q LearningQuestion) bool { return q.Kind == k })
 		}
+		row("misled, never judged", func(q LearningQuestion) bool { return q.Kind != "" && q.Unjudged })
 		row("not misled", func(q LearningQuestion) bool { return q.Kind == "" })
 		for _, c := range []int{1, 2, 3, 4} {
 			row(fmt.Sprintf("%d %s", c, categoryNames[c]), func(q LearningQuestion) bool { return q.Category == c })
@@ -369,8 +394,21 @@ func PrintLearning(w io.Writer, seeds []LearningSeed, mix string) {
 	if len(seeds) < 2 {
 		return
 	}
-	var clean, poisoned, lift []float64
+	var clean, poisoned, lift, unjudged []float64
+	misled, never := 0, 0
 	for _, s := range seeds {
+		for _, q := range s.Clean.Held {
+			if q.Kind != "" {
+				misled++
+				if q.Unjudged {
+					never++
+				}
+			}
+		}
+		_, _, _, _, u := s.Clean.Recovery(func(q LearningQuestion) bool { return q.Kind != "" && q.Unjudged })
+		if !math.IsNaN(u) {
+			unjudged = append(unjudged, u)
+		}
 		_, _, _, _, r := s.Clean.Recovery(all)
 		_, _, _, _, p := s.Poisoned.Recovery(all)
 		_, pb, _, pa, _ := s.Plain.Recovery(all)
@@ -389,4 +427,8 @@ func PrintLearning(w io.Writer, seeds []LearningSeed, mix string) {
 	}
 	fmt.Fprintf(w, "Seeds %s — recovery clean %s, poisoned %s, plain LoCoMo lift %s\n", strings.Join(names, ","),
 		spread(clean, "%.2f"), spread(poisoned, "%.2f"), spread(lift, "%+.3f"))
+	if misled > 0 && len(unjudged) > 0 {
+		fmt.Fprintf(w, "Misled held-out questions whose misleading memories were never judged: %d of %d (%.2f); their recovery (clean) %s\n",
+			never, misled, float64(never)/float64(misled), spread(unjudged, "%.2f"))
+	}
 }

@@ -34,6 +34,10 @@ type TraceItem struct {
 	Reward     float64 `json:"reward"`
 	Confidence float64 `json:"confidence"`
 	Tokens     int     `json:"tokens"`
+	// Kinds is the feature factor inside Help, with the features that
+	// moved it (see engram.ScoreBreakdown.Features).
+	Kinds    float64                `json:"kinds"`
+	Features []engram.FeatureWeight `json:"features,omitempty"`
 }
 
 // tracer writes a run's trace lines; a nil tracer writes nothing.
@@ -46,7 +50,7 @@ type tracer struct {
 func (t *tracer) item(it engram.RecallItem) TraceItem {
 	b := it.Breakdown
 	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
-		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens}
+		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features}
 }
 
 func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {

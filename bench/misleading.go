@@ -91,7 +91,7 @@ func misleading(ctx context.Context, svc Services, rng *rand.Rand, mix Mix, turn
 				}
 			}
 		}
-		content := "Notes to follow up on: " + strings.Join(topics, ", ") + "."
+		content := stuffedWordings[rng.IntN(len(stuffedWordings))](topics)
 		route, err := svc.Router.RouteQuery(ctx, content)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,96 @@ func misleading(ctx context.Context, svc Services, rng *rand.Rand, mix Mix, turn
 		out = append(out, fake{kind: KindStuffed, m: &engram.Memory{Content: content, Category: route.Domains[0].Name, Type: "note",
 			Source: json.RawMessage(`{"kind":"bench","name":"learning-stuffed"}`)}})
 	}
+	topicsOf := func(q locomoQuestion) string {
+		w := words(q.text)
+		return strings.Join(w[:min(len(w), 3)], " ")
+	}
+	speakers := speakersOf(turns)
+	for range int(math.Round(mix[KindChatter] * float64(nq))) {
+		if len(train) == 0 || len(held) == 0 || len(speakers) == 0 {
+			break
+		}
+		t, h := topicsOf(train[rng.IntN(len(train))]), topicsOf(held[rng.IntN(len(held))])
+		content := speakers[rng.IntN(len(speakers))] + ": " + chatterWordings[rng.IntN(len(chatterWordings))](t, h)
+		src := turns[rng.IntN(len(turns))]
+		out = append(out, fake{kind: KindChatter, m: &engram.Memory{Content: content, Category: src.Category, Tags: src.Tags,
+			Type: src.Type, Source: json.RawMessage(`{"kind":"bench","name":"learning-chatter"}`)}})
+	}
+	gold := map[string]bool{}
+	for d := range inTrain {
+		gold[d] = true
+	}
+	for d := range inHeld {
+		gold[d] = true
+	}
+	var plain []*engram.Memory
+	for i, d := range dia {
+		if !gold[d] {
+			plain = append(plain, turns[i])
+		}
+	}
+	for range int(math.Round(mix[KindPlausible] * float64(nq))) {
+		if len(held) == 0 || len(plain) == 0 || len(vocab.long) == 0 {
+			break
+		}
+		src := plain[rng.IntN(len(plain))]
+		h := topicsOf(held[rng.IntN(len(held))])
+		detail := vocab.long[rng.IntN(len(vocab.long))]
+		content := strings.TrimRight(src.Content, " ") + " " + plausibleWordings[rng.IntN(len(plausibleWordings))](h, detail)
+		out = append(out, fake{kind: KindPlausible, m: &engram.Memory{Content: content, Category: src.Category, Tags: src.Tags,
+			Type: src.Type, Context: src.Context, Data: src.Data, Source: json.RawMessage(`{"kind":"bench","name":"learning-plausible"}`)}})
+	}
 	return out, nil
+}
+
+// stuffedWordings are the ways a stuffed note lists its topic words.
+var stuffedWordings = []func(topics []string) string{
+	func(t []string) string { return "Notes to follow up on: " + strings.Join(t, ", ") + "." },
+	func(t []string) string { return "Keywords: " + strings.Join(t, "; ") },
+	func(t []string) string { return "Remember to ask about " + strings.Join(t, " and ") + "?" },
+	func(t []string) string { return "TODO " + strings.Join(t, " / ") },
+	func(t []string) string { return "Topics mentioned: " + strings.Join(t, " ") + " (see later)" },
+}
+
+// chatterWordings are small talk naming a training and a held-out
+// question's topic words (t, h) and answering neither.
+var chatterWordings = []func(t, h string) string{
+	func(t, h string) string {
+		return "haha yeah, " + t + " and " + h + " and all that, anyway how was your weekend?"
+	},
+	func(t, h string) string {
+		return "Oh totally, we should chat about " + t + " sometime, and " + h + " too! Gotta run."
+	},
+	func(t, h string) string {
+		return "lol I was just thinking about " + h + " the other day. Also " + t + ". Talk soon!"
+	},
+}
+
+// plausibleWordings are an ordinary sentence naming a held-out question's
+// topic words (h) with a detail of the conversation that answers nothing.
+var plausibleWordings = []func(h, detail string) string{
+	func(h, d string) string {
+		return "It reminded me of the " + h + " thing, which was mostly about " + d + "."
+	},
+	func(h, d string) string { return "Funny enough, " + h + " came up again and it was all " + d + "." },
+	func(h, d string) string {
+		return "I keep thinking about " + h + "; for me it was " + d + " in the end."
+	},
+}
+
+// speakersOf returns the speakers of a conversation's turns ("Speaker:
+// text"), sorted.
+func speakersOf(turns []*engram.Memory) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range turns {
+		if s, _, ok := strings.Cut(m.Content, ": "); ok && !seen[s] && len(s) < 40 {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // questionStop are words of LoCoMo questions that name no topic.

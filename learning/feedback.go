@@ -21,6 +21,9 @@ type FeedbackStore interface {
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 	MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error)
+	// FindFeatureEvidence returns the evidence of the tenant's limit
+	// features with the most, by feature key, and of all features.
+	FindFeatureEvidence(ctx context.Context, limit int) (map[string]engram.Helpfulness, engram.Helpfulness, error)
 }
 
 // Feedback implements engram.FeedbackService: it validates, and runs the
@@ -134,6 +137,7 @@ func (f *Feedback) Impact(ctx context.Context, id string) (*engram.Impact, error
 		Without: engram.ImpactArm{N: h.Without.N, Mean: h.Without.Mean()}, Good: h.Good, Bad: h.Bad,
 		OriginGood: e.Origin.Good, OriginBad: e.Origin.Bad}
 	out.Helpfulness, out.OriginFactor, _ = f.scorer.Helpful(e)
+	out.FeatureFactor, out.Features = f.scorer.Features(e)
 	if effect, lo, hi, ok := impact(h, 1); ok {
 		out.Effect, out.CI = &effect, []float64{lo, hi}
 	}

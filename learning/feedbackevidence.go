@@ -21,6 +21,7 @@ type learningTx struct {
 	// memory's evidence and under which origin key.
 	evidence map[string]engram.Evidence
 	origin   map[string]string
+	features map[string][]string
 	// deltas is what the feedback adds, by memory id (origin keys and the
 	// tenant-wide keys included).
 	deltas map[string]engram.Helpfulness
@@ -46,7 +47,7 @@ func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rate
 		return ranked[i].ID < ranked[j].ID
 	})
 	l := &learningTx{signal: signal, raterWeight: f.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(ranked)),
-		origin: make(map[string]string, len(ranked)), deltas: map[string]engram.Helpfulness{}}
+		origin: make(map[string]string, len(ranked)), features: make(map[string][]string, len(ranked)), deltas: map[string]engram.Helpfulness{}}
 	help, err := tx.FindHelpEvidence(ctx, ranked)
 	if err != nil {
 		return nil, err
@@ -56,6 +57,7 @@ func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rate
 		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
 		l.answers = help[m.ID].Answers
 		l.origin[m.ID] = m.Origin()
+		l.features[m.ID] = m.Features()
 	}
 	l.agreement = f.Agreement(signal, judged)
 	for i, e := range f.Evidence(signal, judged) {
@@ -84,7 +86,9 @@ func (l *learningTx) addEvidence(id string, e float64) {
 }
 
 // credited adds the feedback to the evidence of a memory it credited, of
-// its origin and of all the tenant's memories.
+// its origin, of each of its features (the learned model, see
+// Scorer.Features: the same noisy-or attribution as its origin's) and of
+// all the tenant's memories.
 func (l *learningTx) credited(id string) {
 	e, ok := l.evidence[id]
 	if !ok {
@@ -94,6 +98,10 @@ func (l *learningTx) credited(id string) {
 	l.add(id, func(h *engram.Helpfulness) { l.outcome(&h.With) })
 	l.addEvidence(l.origin[id], e.Origin)
 	l.addEvidence(engram.AllOrigins, e.Origin)
+	for _, f := range l.features[id] {
+		l.addEvidence(f, e.Kind)
+	}
+	l.addEvidence(engram.AllFeatures, e.Kind)
 }
 
 // outcome counts the signal in one arm of an impact estimate, unless the
@@ -220,7 +228,7 @@ func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evi
 	if signal > 0 {
 		total := 0.0
 		for i, j := range judged {
-			credit[i] = memoryRate(j.HelpEvidence)
+			credit[i] = memoryRate(j.HelpEvidence) * kindBelief(j.HelpEvidence)
 			total += credit[i]
 		}
 		for i := range credit {
@@ -237,7 +245,11 @@ func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evi
 		if signal > 0 {
 			own /= 1 + float64(max(j.Rank, 0))/positionHalf
 		}
-		out[i] = engram.Evidence{Memory: own, Origin: c}
+		kind := c
+		if signal < 0 {
+			kind /= 1 + float64(max(j.Rank, 0))/kindHalf
+		}
+		out[i] = engram.Evidence{Memory: own, Origin: c, Kind: kind}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package learning
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -199,7 +200,7 @@ func TestPackItemFields(t *testing.T) {
 	ctx, items, used := NewPacker(tok, testHeader).Pack([]Candidate{{Memory: m, Breakdown: b}}, 100, ContextLine)
 	want := engram.RecallItem{ID: "m1", Key: "/user/style", Category: "preference", Version: 7, Text: "Keep it short.",
 		Tokens: tok.Count("- /user/style constraint Keep it short."), Score: 0.5, Breakdown: b}
-	if len(items) != 1 || items[0] != want {
+	if len(items) != 1 || !reflect.DeepEqual(items[0], want) {
 		t.Fatalf("items %+v, want [%+v]", items, want)
 	}
 	if ctx != testHeader+"\n- /user/style constraint Keep it short." || used != tok.Count(ctx) {
@@ -344,7 +345,7 @@ func TestPackProperties(t *testing.T) {
 				m.TokenCount, m.SummaryTokenCount = 0, 0
 				uncounted[j] = Candidate{Memory: &m, Breakdown: c.Breakdown, Group: c.Group}
 			}
-			if ctx2, items2, used2 := p.Pack(uncounted, budget, line); ctx2 != ctx || used2 != used || !slices.Equal(items2, items) {
+			if ctx2, items2, used2 := p.Pack(uncounted, budget, line); ctx2 != ctx || used2 != used || !reflect.DeepEqual(items2, items) {
 				t.Fatalf("case %d: stored counts changed the pack:\n%q\nwithout them:\n%q", i, ctx, ctx2)
 			}
 		}

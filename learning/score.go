@@ -178,13 +178,14 @@ func priorityIndex(p engram.Priority) int {
 // multiplies it in once the memory's evidence is read (see Helpful).
 func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdown {
 	b := engram.ScoreBreakdown{
-		Relevance:    unit(relevance),
-		Reward:       s.reward(m.UpCount),
-		Confidence:   unit(m.Confidence),
-		Revision:     1,
-		Superseded:   1,
-		Helpfulness:  1,
-		OriginFactor: 1,
+		Relevance:     unit(relevance),
+		Reward:        s.reward(m.UpCount),
+		Confidence:    unit(m.Confidence),
+		Revision:      1,
+		Superseded:    1,
+		Helpfulness:   1,
+		OriginFactor:  1,
+		FeatureFactor: 1,
 	}
 	if m.NeedsRevision {
 		b.Revision = unit(s.cfg.RevisionFactor)
@@ -268,7 +269,8 @@ func unit(x float64) float64 {
 // good-rate over the tenant's main origin's (see originRate), to the
 // power originPower, capped at 1: an origin whose memories keep turning
 // up in bad answers sinks all of them, also those nobody has judged
-// yet. The memory's own factor is its good-rate, shrunk towards the
+// yet. The feature factor (see Features) does the same for every kind
+// of memory the model has learned to distrust. The memory's own factor is its good-rate, shrunk towards the
 // origin's, helpZ standard deviations up (see credibleRate), over the
 // origin's, capped at 1: one memory whose record stands out below its
 // kind's sinks for every query, and a memory of ordinary luck (a few
@@ -281,12 +283,13 @@ func (s *Scorer) Helpful(e engram.HelpEvidence) (factor, origin float64, effect 
 		rate, ref := originRate(e)
 		origin = unit(math.Pow(rate/ref, originPower))
 	}
+	kinds, _ := s.Features(e)
 	h := e.Memory
 	if h.Good+h.Bad <= 0 && h.With.N == 0 && h.Without.N == 0 {
-		return origin, origin, nil
+		return origin * kinds, origin, nil
 	}
 	rate, _ := originRate(e)
-	f := origin * unit(credibleRate(h, rate)/rate)
+	f := origin * kinds * unit(credibleRate(h, rate)/rate)
 	x, lo, hi, ok := impact(h, impactMin)
 	if !ok {
 		return f, origin, nil

@@ -413,3 +413,55 @@ func TestCorrectionBecomesKnowledge(t *testing.T) {
 		}
 	})
 }
+
+// TestFeatureModelHTTP: memories of one origin, where answers resting on
+// its keyword lists go wrong and those resting on its sentences go well:
+// a keyword list nobody judged sinks below a sentence for a query nobody
+// rated, its breakdown and GET /v1/memories/{id}/impact name the list
+// shape among the features that moved it, with a negative weight.
+func TestFeatureModelHTTP(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		judge := func(content, query, thumb, rater string) {
+			m := create(t, e.env, key, `{"content":"`+content+`","category":"life","source":"chat"}`)
+			rec := e.recall(t, key, query, 50)
+			if len(rec.Items) == 0 || rec.Items[0].ID != m.ID {
+				t.Fatalf("recall %q: %+v, want %s first", query, rec.Items, m.ID)
+			}
+			e.feedback(t, key, map[string]any{"recall_id": rec.ID, "thumb": thumb, "rater": rater}, http.StatusCreated)
+		}
+		for i := range 30 {
+			topic := fmt.Sprintf("zq%dx", i)
+			judge(fmt.Sprintf("Keywords: %s, %s, %s", topic, topic, topic), topic, "down", fmt.Sprint("d", i))
+			word := fmt.Sprintf("yk%dw", i)
+			judge(fmt.Sprintf("Caroline said the %s was finished on Sunday and she liked it a lot", word), word, "up", fmt.Sprint("u", i))
+		}
+		list := create(t, e.env, key, `{"content":"Keywords: marathon, marathon, marathon","category":"life","source":"chat"}`)
+		fact := create(t, e.env, key, `{"content":"Melanie ran her first marathon in Porto and finished it in under four hours","category":"life","source":"chat"}`)
+		rec := e.recall(t, key, "marathon", 200)
+		if r := rankOf(rec, list.ID); r >= 0 && r < rankOf(rec, fact.ID) {
+			t.Fatalf("the unjudged keyword list still outranks the sentence: %+v", rec.Items)
+		}
+		named := func(fs []engram.FeatureWeight) bool {
+			for _, f := range fs {
+				if f.Feature == engram.FeaturePrefix+"shape=list" && f.Weight < 0 {
+					return true
+				}
+			}
+			return false
+		}
+		for _, it := range rec.Items {
+			if it.ID == list.ID && (!(it.Breakdown.FeatureFactor < 1) || !named(it.Breakdown.Features) || len(it.Breakdown.Features) > 3) {
+				t.Errorf("the list's breakdown does not name what sank it: %+v", it.Breakdown)
+			}
+		}
+		imp := e.do(t, "GET", "/v1/memories/"+list.ID+"/impact", key, "")
+		wantStatus(t, imp, http.StatusOK)
+		var got engram.Impact
+		mustDecode(t, imp, &got)
+		if !(got.FeatureFactor < 1) || !named(got.Features) || got.Helpfulness > got.FeatureFactor {
+			t.Errorf("impact of the unjudged list: %s", imp)
+		}
+	})
+}

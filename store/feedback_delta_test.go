@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -188,7 +189,7 @@ func TestFeedbackCrashLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !sameLearned(got, m) || len(evs) != 1 || help != (engram.HelpEvidence{}) {
+			if !sameLearned(got, m) || len(evs) != 1 || !reflect.DeepEqual(help, engram.HelpEvidence{}) {
 				t.Errorf("%s after a failed feedback: %+v, %d events, evidence %+v", m.ID, got, len(evs), help)
 			}
 		}

@@ -125,11 +125,12 @@ func (db *DB) insertCredits(tx *gorm.DB, credits []creditRow) error {
 }
 
 // creditedColumns are the memories columns a credit reads: the learned
-// fields it moves, and what names the memory's origin and says whether a
-// correction superseded it (see feedbackTx.LockMemories).
+// fields it moves, what names the memory's origin and its features (see
+// engram.Memory.Features) and says whether a correction superseded it
+// (see feedbackTx.LockMemories).
 var creditedColumns = strings.Join([]string{"seq", "id", "tenant_id", "priority", "confidence", "reward", "up_count", "down_count",
 	"needs_revision", "stability", "learned", "valid", "updated_at", "reinforced_at", "version",
-	"agent_id", "type", "superseded_by", sourceStart}, ", ")
+	"agent_id", "type", "superseded_by", "key", "category", "tags", "content", sourceStart}, ", ")
 
 // findCredited runs q (a memories query) for creditedColumns.
 func findCredited(q *gorm.DB) ([]memoryRow, error) {
@@ -144,13 +145,12 @@ func findCredited(q *gorm.DB) ([]memoryRow, error) {
 		var reinforced sql.NullTime
 		if err := rows.Scan(&r.Seq, &r.ID, &r.TenantID, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount, &r.DownCount,
 			&r.NeedsRevision, &r.Stability, &r.Learned, &r.Valid, &r.UpdatedAt, &reinforced, &r.Version,
-			&r.AgentID, &r.Type, &r.SupersededBy, &r.Source); err != nil {
+			&r.AgentID, &r.Type, &r.SupersededBy, &r.Key, &r.Category, &r.Tags, &r.Content, &r.Source); err != nil {
 			return nil, err
 		}
 		if reinforced.Valid {
 			r.ReinforcedAt = &reinforced.Time
 		}
-		r.Tags = "[]"
 		out = append(out, r)
 	}
 	return out, rows.Err()

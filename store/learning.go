@@ -96,15 +96,20 @@ func (r *helpRow) add(d *helpRow) {
 // origins', and the tenant's totals, with what pending adds to them (see
 // loadHelp).
 func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[string]*helpRow) (map[string]engram.HelpEvidence, error) {
-	keys := make([]string, 0, 2*len(mems))
+	keys := make([]string, 0, 2*len(mems)+1)
+	keys = append(keys, engram.AllFeatures)
 	origins := make([]string, len(mems))
+	features := make([][]string, len(mems))
 	seen := map[string]bool{}
 	for i, m := range mems {
 		origins[i] = m.Origin()
+		features[i] = m.Features()
 		keys = append(keys, m.ID)
-		if !seen[origins[i]] {
-			seen[origins[i]] = true
-			keys = append(keys, origins[i])
+		for _, k := range append([]string{origins[i]}, features[i]...) {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
 		}
 	}
 	rows, err := loadHelp(g, tenant, keys, pending)
@@ -117,8 +122,17 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 	}
 	out := make(map[string]engram.HelpEvidence, len(mems))
 	for i, m := range mems {
-		out[m.ID] = engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
-			Answers: rows[engram.AnswersKey]}
+		e := engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
+			Answers: rows[engram.AnswersKey], Kinds: rows[engram.AllFeatures]}
+		for _, f := range features[i] {
+			if h, ok := rows[f]; ok {
+				if e.Features == nil {
+					e.Features = map[string]engram.Helpfulness{}
+				}
+				e.Features[f] = h
+			}
+		}
+		out[m.ID] = e
 	}
 	return out, nil
 }

@@ -25,6 +25,8 @@ type learningData struct {
 	// Recovery sets each day's corrections (answers repaired into new
 	// knowledge) beside its negative feedback.
 	Recovery *chart
+	// Features is the learned features section (see features.go).
+	Features *featuresView
 }
 
 // recoveryPages bounds the feedback the recovery chart reads: that many
@@ -158,6 +160,10 @@ func (c *Console) handleLearning(w http.ResponseWriter, r *http.Request) {
 		}
 		d.RaterWeights = hbars(p.T("chart.raterweights"), labels, values)
 		d.RaterWeights.Link, d.RaterWeights.LinkText = "/console/feedback?rater="+url.QueryEscape(d.Raters[0].Rater), p.T("chart.evidence")
+	}
+	if d.Features, err = c.learnedFeatures(ctx, p); err != nil {
+		c.renderError(w, r, s, err)
+		return
 	}
 	p.Data = d
 	c.render(w, http.StatusOK, "learning", p)

@@ -150,7 +150,7 @@ var pageNames = []string{"signin", "error", "overview", "memories", "memory", "r
 func parsePages() (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/charts.html", "templates/breakdown.html", "templates/story.html",
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/charts.html", "templates/breakdown.html", "templates/story.html", "templates/features.html",
 			"templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: parse %s: %w", name, err)

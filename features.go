@@ -1,0 +1,154 @@
+package engram
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// FeaturePrefix starts every feature key (see Memory.Features).
+const FeaturePrefix = "feature:"
+
+// AllFeatures is the key under which the store sums the feature evidence
+// every judged memory adds, the reference a feature's is compared with.
+const AllFeatures = FeaturePrefix + "*"
+
+// FeatureWeight is what the learned helpfulness model holds of one
+// feature: the evidence of the judged recalls that injected memories
+// with it and the log factor it applies to them (negative: distrusted,
+// positive: trusted; see learning.Scorer.Features).
+type FeatureWeight struct {
+	Feature string  `json:"feature"`
+	Weight  float64 `json:"weight"`
+	Good    float64 `json:"good"`
+	Bad     float64 `json:"bad"`
+}
+
+// maxFeatureTags is how many of a memory's tags count as features.
+const maxFeatureTags = 4
+
+// Features names the kinds a memory belongs to, each a key under
+// FeaturePrefix: its type, category, key prefix, tags, length, the shape
+// of its text (a list of words, a question, a template with a slot, a
+// sentence), its first word (a speaker's name, a "Keywords:" label) and
+// first two words after a "Speaker:" prefix, and how it
+// was written (its source's kind). Feedback adds to the evidence of every
+// feature of the memories it judges, so what answers teach about one
+// kind of memory reaches memories of that kind nobody has judged yet;
+// the memory's own evidence (under its id) is the residual. Only fields
+// the feedback's locked read fills are used (no summary, data or context).
+func (m *Memory) Features() []string {
+	out := []string{FeaturePrefix + "type=" + m.Type, FeaturePrefix + "category=" + m.Category}
+	if m.Key != "" {
+		p := strings.TrimLeft(m.Key, "/")
+		if i := strings.IndexAny(p, "/:."); i > 0 {
+			p = p[:i]
+		}
+		out = append(out, FeaturePrefix+"key="+p)
+	}
+	for i, t := range m.Tags {
+		if i == maxFeatureTags {
+			break
+		}
+		out = append(out, FeaturePrefix+"tag="+strings.ToLower(t))
+	}
+	_, text, ok := strings.Cut(m.Content, ": ")
+	if !ok || utf8.RuneCountInString(m.Content)-utf8.RuneCountInString(text) > 40 {
+		text = m.Content
+	}
+	out = append(out, FeaturePrefix+"len="+lengthClass(text), FeaturePrefix+"shape="+shape(text))
+	if first, _ := leading(m.Content); first != "" {
+		out = append(out, FeaturePrefix+"lead1="+first)
+	}
+	if _, two := leading(text); two != "" {
+		out = append(out, FeaturePrefix+"lead2="+two)
+	}
+	return append(out, FeaturePrefix+"write="+writePath(m.Source))
+}
+
+// lengthClass buckets a text by its words (wordCount): tiny, short,
+// medium or long.
+func lengthClass(text string) string {
+	switch n := wordCount(text); {
+	case n < 8:
+		return "tiny"
+	case n < 20:
+		return "short"
+	case n < 60:
+		return "medium"
+	}
+	return "long"
+}
+
+// wordCount counts a text's words, each Han character one.
+func wordCount(text string) int {
+	n := 0
+	for _, f := range strings.Fields(text) {
+		han := 0
+		for _, r := range f {
+			if unicode.Is(unicode.Han, r) {
+				han++
+			}
+		}
+		n += max(han, 1)
+	}
+	return n
+}
+
+// shape says what a text looks like: "template" (a slot such as {name},
+// <name>, ___ or [slot]), "list" (mostly separators between short items,
+// no sentence), "question" (ends with a question mark), else "sentence".
+func shape(text string) string {
+	t := strings.TrimSpace(text)
+	switch {
+	case strings.Contains(t, "___") || (strings.Contains(t, "{") && strings.Contains(t, "}")) ||
+		strings.Contains(t, "[slot]") || (strings.Contains(t, "<") && strings.Contains(t, ">")):
+		return "template"
+	}
+	words := wordCount(t)
+	seps := strings.Count(t, ",") + strings.Count(t, ";") + strings.Count(t, "/") + strings.Count(t, "、") +
+		strings.Count(t, "，") + strings.Count(t, "；")
+	if words > 0 && float64(seps) >= 0.25*float64(words) && strings.Count(strings.TrimRight(t, ".!?。"), ".") == 0 {
+		return "list"
+	}
+	if strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") {
+		return "question"
+	}
+	return "sentence"
+}
+
+// leading is a text's first word and first two words in lower case
+// (first character and first two when it starts with Han script), ""
+// for an empty text.
+func leading(text string) (first, two string) {
+	t := strings.TrimSpace(text)
+	if r, _ := utf8.DecodeRuneInString(t); unicode.Is(unicode.Han, r) {
+		rs := []rune(t)
+		return string(rs[:1]), string(rs[:min(2, len(rs))])
+	}
+	fields := strings.Fields(strings.ToLower(t))
+	for i, f := range fields {
+		fields[i] = strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	if len(fields) == 0 {
+		return "", ""
+	}
+	return fields[0], strings.Join(fields[:min(2, len(fields))], " ")
+}
+
+// writePath is how a memory was written, from its source: the kind of a
+// provenance object ("session" for session episodes, "import", …), the
+// part before ':' of a source string, "none" without a source.
+func writePath(src json.RawMessage) string {
+	var s string
+	if json.Unmarshal(src, &s) == nil {
+		k, _, _ := strings.Cut(s, ":")
+		return "string:" + k
+	}
+	var p Provenance
+	if json.Unmarshal(src, &p) == nil && p.Kind != "" {
+		return p.Kind
+	}
+	return "none"
+}

@@ -1,0 +1,35 @@
+package engram_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/engram-memory/engram"
+)
+
+// TestMemoryFeatures: the kinds a memory is read to belong to, in
+// English and Chinese.
+func TestMemoryFeatures(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		m    engram.Memory
+		want []string
+	}{
+		{"keyword list", engram.Memory{Content: "Keywords: tea, milk, sugar, kettle", Type: "note", Category: "life"},
+			[]string{"type=note", "category=life", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none"}},
+		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
+			Source: []byte(`{"kind":"session","name":"s1"}`)},
+			[]string{"shape=question", "lead1=caroline", "lead2=how was", "tag=caroline", "write=session"}},
+		{"template", engram.Memory{Content: "The user's favourite colour is {colour}.", Key: "/user/colour", Source: []byte(`"api:import"`)},
+			[]string{"shape=template", "key=user", "write=string:api"}},
+		{"Chinese sentence", engram.Memory{Content: "用户喜欢在周末去公园跑步，然后喝一杯咖啡。"},
+			[]string{"shape=sentence", "lead1=用", "lead2=用户", "len=short"}},
+	} {
+		got := c.m.Features()
+		for _, w := range c.want {
+			if !slices.Contains(got, engram.FeaturePrefix+w) {
+				t.Errorf("%s: features %v, want %s", c.name, got, w)
+			}
+		}
+	}
+}

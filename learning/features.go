@@ -1,0 +1,158 @@
+package learning
+
+// The learned helpfulness model over kinds of memory: what judged answers
+// say of each feature (engram.Memory.Features), and the factor it applies
+// to every memory of that kind, judged or not.
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+
+	"github.com/engram-memory/engram"
+)
+
+// Constants of the feature model, fixed on the learning benchmark's
+// tuning seeds (1 and 11–19, see docs/learning-model.md), never on a
+// reported one.
+const (
+	// featurePrior is the weight, in judged recalls, of the tenant's rate
+	// in a feature's estimate (the regularisation): a feature seen in a
+	// handful of bad answers stays at the tenant's rate.
+	featurePrior = 10.0
+	// featureZ is how many standard deviations of its estimate a
+	// feature's rate must stand off the tenant's before it moves a
+	// memory: a feature is distrusted only by as much as the upper end of
+	// its credible interval falls short, and trusted by as much as the
+	// lower end exceeds.
+	featureZ = 0.5
+	// featureMin is the least evidence, in judged recalls (rank- and
+	// rater-weighted), a feature needs before it moves any memory: a kind
+	// seen in a handful of answers teaches nothing yet, however they went.
+	featureMin = 12.0
+	// featurePower sharpens the feature factor, (rate / tenant's)^power,
+	// as originPower does the origin's.
+	featurePower = 4.0
+	// kindHalf is the rank at which a bad answer's evidence against a
+	// memory's kinds halves: the memory put first in an answer that went
+	// wrong misled it most, one far down mostly rode along.
+	kindHalf = 2.0
+	// beliefPower sharpens kindBelief.
+	beliefPower = 8.0
+	// topFeatures is how many features a breakdown names.
+	topFeatures = 3
+)
+
+// Features returns the feature factor of a memory with evidence e, in
+// [0, 1], and the features that moved it (at most topFeatures, largest
+// weight first). Each feature's good-rate is shrunk towards the tenant's
+// (featurePrior) and compared with it through its credible interval
+// (featureZ): a feature whose whole interval lies below the tenant's rate
+// is distrusted by log(upper / tenant's), one whose interval lies above
+// is trusted by log(lower / tenant's), others weigh 0. A memory is as
+// trustworthy as its most distrusted kind, forgiven by its most trusted
+// one (features of one memory are far from independent: a keyword list
+// is also short and has no verb, so their sum would count one lesson
+// many times); the factor is e^(power · (distrust + trust)), capped at 1.
+// A feature's evidence is scaled by each rater's weight when it is added
+// (see learningTx.credited), so a hostile rater moves it less.
+func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
+	if len(e.Features) == 0 {
+		return 1, nil
+	}
+	pool := kindPool(e)
+	var ws []engram.FeatureWeight
+	distrust, trust := 0.0, 0.0
+	for f, h := range e.Features {
+		w := featureWeight(h, pool)
+		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
+		if w != 0 {
+			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: featurePower * w, Good: h.Good, Bad: h.Bad})
+		}
+	}
+	slices.SortFunc(ws, func(a, b engram.FeatureWeight) int {
+		if c := cmp.Compare(math.Abs(b.Weight), math.Abs(a.Weight)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Feature, b.Feature)
+	})
+	return unit(math.Exp(featurePower * (distrust + trust))), ws[:min(len(ws), topFeatures)]
+}
+
+// featureWeight is the log factor of a feature of evidence h in a tenant
+// whose memories' good-rate is pool (see Scorer.Features).
+func featureWeight(h engram.Helpfulness, pool float64) float64 {
+	n := h.Good + h.Bad
+	if n < featureMin || pool <= 0 {
+		return 0
+	}
+	m := (h.Good + featurePrior*pool) / (n + featurePrior)
+	sd := math.Sqrt(math.Max(m*(1-m), 0) / (n + featurePrior + 1))
+	switch {
+	case m+featureZ*sd < pool:
+		return math.Log(math.Max(m+featureZ*sd, 1e-9) / pool)
+	case m-featureZ*sd > pool:
+		return math.Log((m - featureZ*sd) / pool)
+	}
+	return 0
+}
+
+// kindBelief is what the feature model believes of a memory's kinds, for
+// sharing out a good answer's credit (see Feedback.Evidence): the
+// geometric mean over its features of each one's good-rate, shrunk
+// towards the tenant's by featurePrior, over the tenant's. Unlike the
+// feature factor it does not wait for a credible interval: it is the
+// E step of an EM over the injected memories, so that a kind that keeps
+// riding along with good answers it did not make good takes less of
+// their credit each time, and the evidence separates the kinds.
+func kindBelief(e engram.HelpEvidence) float64 {
+	if len(e.Features) == 0 {
+		return 1
+	}
+	pool := kindPool(e)
+	sum := 0.0
+	for _, h := range e.Features {
+		sum += math.Log((h.Good + featurePrior*pool) / (h.Good + h.Bad + featurePrior) / pool)
+	}
+	return math.Exp(beliefPower * sum / float64(len(e.Features)))
+}
+
+// kindPool is the good-rate of every judged memory's features
+// (engram.AllFeatures), the reference of each feature's; before any, the
+// good-rate of all memories' evidence.
+func kindPool(e engram.HelpEvidence) float64 {
+	if e.Kinds.Good+e.Kinds.Bad > 0 {
+		return baseRate(e.Kinds)
+	}
+	return baseRate(e.Origins)
+}
+
+// learnedFeatures is how many features, those with the most evidence,
+// LearnedFeatures weighs.
+const learnedFeatures = 200
+
+// LearnedFeatures returns what the tenant's feature model has learned:
+// each of its features with the most evidence that moves memories, with
+// its weight (the log factor it applies, see Scorer.Features), most
+// distrusted first, most trusted last.
+func (f *Feedback) LearnedFeatures(ctx context.Context) ([]engram.FeatureWeight, error) {
+	ev, all, err := f.FeedbackStore.FindFeatureEvidence(ctx, learnedFeatures)
+	if err != nil {
+		return nil, err
+	}
+	pool := kindPool(engram.HelpEvidence{Kinds: all})
+	var out []engram.FeatureWeight
+	for k, h := range ev {
+		if w := featureWeight(h, pool); w != 0 {
+			out = append(out, engram.FeatureWeight{Feature: k, Weight: featurePower * w, Good: h.Good, Bad: h.Bad})
+		}
+	}
+	slices.SortFunc(out, func(a, b engram.FeatureWeight) int {
+		if c := cmp.Compare(a.Weight, b.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Feature, b.Feature)
+	})
+	return out, nil
+}

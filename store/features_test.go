@@ -1,0 +1,153 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/configs"
+	"github.com/engram-memory/engram/learning"
+	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// featureScorer scores with the default configuration.
+func featureScorer() *learning.Scorer {
+	return learning.NewScorer(learning.NewScoreConfig(configs.Default().Scoring), time.Now)
+}
+
+// judgeKinds stores n keyword lists and n plain sentences and has fresh
+// raters (prefix) judge one recall of each: lists down, sentences up.
+func judgeKinds(t *testing.T, ctx context.Context, db *store.DB, n int, prefix string) {
+	t.Helper()
+	fb := feedbackOn(t, db)
+	for i := range n {
+		for _, v := range []struct{ content, thumb string }{
+			{fmt.Sprintf("Keywords: tea%d, milk, sugar, kettle", i), engram.ThumbDown},
+			{fmt.Sprintf("The user moved to Lisbon in spring %d and works as a nurse there.", 2000+i), engram.ThumbUp},
+		} {
+			res, err := db.CreateMemory(ctx, &engram.Memory{Content: v.content, Category: "life", Type: "dialog_turn"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := saveRecall(t, ctx, db, res.Memory)
+			if _, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: v.thumb,
+				Rater: fmt.Sprintf("%s%d", prefix, i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// featureOf returns the helpfulness evidence of a fresh, never judged
+// memory of content as db reads it, and its feature factor.
+func featureOf(t *testing.T, ctx context.Context, db *store.DB, content string) (engram.HelpEvidence, float64) {
+	t.Helper()
+	res, err := db.CreateMemory(ctx, &engram.Memory{Content: content, Category: "life", Type: "dialog_turn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, err := db.FindHelpfulness(ctx, []*engram.Memory{res.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := featureScorer().Features(help[res.Memory.ID])
+	return help[res.Memory.ID], f
+}
+
+// TestLearnedFeaturesShared: what one server's feedback teaches the
+// feature model (keyword lists mislead, sentences help) is what a second
+// server on the same database reads, and a restart keeps it: a keyword
+// list nobody judged sinks on both, a sentence keeps its score, and the
+// breakdown names the list's shape among the features that moved it.
+func TestLearnedFeaturesShared(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		a := storetest.OpenWith(t, o)
+		b := storetest.OpenWith(t, o)
+		ctxA := storetest.Tenant(t, a, "acme")
+		ctxB := storetest.Tenant(t, b, "acme")
+		judgeKinds(t, ctxA, a, 30, "user")
+		check := func(name string, ctx context.Context, db *store.DB) {
+			t.Helper()
+			e, list := featureOf(t, ctx, db, "Keywords: coffee, beans, roast, grinder")
+			_, sentence := featureOf(t, ctx, db, "The user adopted a cat called Miso in 2019 and walks it daily.")
+			_, top := featureScorer().Features(e)
+			named := false
+			for _, f := range top {
+				named = named || (f.Feature == engram.FeaturePrefix+"shape=list" && f.Weight < 0)
+			}
+			if !(list < 0.7) || sentence != 1 || !named {
+				t.Errorf("%s: unjudged list factor %.3f (want < 0.7), sentence %.3f (want 1), top features %+v", name, list, sentence, top)
+			}
+		}
+		check("first server", ctxA, a)
+		check("second server", ctxB, b)
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c := storetest.OpenWith(t, o)
+		check("after a restart", storetest.Tenant(t, c, "acme"), c)
+	})
+}
+
+// TestLearnedFeaturesRaterWeight: the same thumbs down on keyword lists
+// add less to the model's evidence against lists from a rater whose
+// votes kept contradicting everyone else's than from raters in good
+// standing.
+func TestLearnedFeaturesRaterWeight(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		fb := feedbackOn(t, db)
+		listBad := func(tenant string, hostile bool) float64 {
+			ctx := storetest.Tenant(t, db, tenant)
+			// Sentences the others find good; the hostile rater says otherwise.
+			for i := range 8 {
+				res, err := db.CreateMemory(ctx, &engram.Memory{Content: fmt.Sprintf("The user's sister lives in Porto since %d.", 1990+i),
+					Category: "life", Type: "dialog_turn"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range 3 {
+					rec := saveRecall(t, ctx, db, res.Memory)
+					if _, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbUp,
+						Rater: fmt.Sprintf("fan%d-%d", i, j)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if hostile {
+					rec := saveRecall(t, ctx, db, res.Memory)
+					if _, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbDown, Rater: "troll"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := range 6 {
+				res, err := db.CreateMemory(ctx, &engram.Memory{Content: fmt.Sprintf("Keywords: tea%d, milk, sugar, kettle", i),
+					Category: "life", Type: "dialog_turn"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rater := "troll"
+				if !hostile {
+					rater = fmt.Sprintf("critic%d", i)
+				}
+				rec := saveRecall(t, ctx, db, res.Memory)
+				if _, err := fb.SubmitFeedback(ctx, engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbDown, Rater: rater}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e, _ := featureOf(t, ctx, db, "Keywords: coffee, beans, roast, grinder")
+			return e.Features[engram.FeaturePrefix+"shape=list"].Bad
+		}
+		honest, hostile := listBad("honest", false), listBad("hostile", true)
+		if !(hostile < 0.8*honest) || honest <= 0 {
+			t.Errorf("evidence against lists: %.3f from a hostile rater, %.3f from honest ones; want clearly less", hostile, honest)
+		}
+	})
+}
