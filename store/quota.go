@@ -51,7 +51,7 @@ type usage struct {
 }
 
 // tenantLimits is a tenant's usage with its quota overrides (migration
-// 0020: NULL keeps the configured quota).
+// 0019: NULL keeps the configured quota).
 type tenantLimits struct {
 	Memories    int64
 	Bytes       int64
