@@ -167,3 +167,6 @@ type LexicalHit struct {
 	// the searcher does not measure it (a vector search).
 	Match float64
 }
+
+// MaxHops bounds RecallRequest.Hops.
+const MaxHops = 2

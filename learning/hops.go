@@ -32,8 +32,6 @@ func (r *Recaller) WithLinks(ls LinkStore) *Recaller {
 const (
 	hopDamping = 0.5
 	hopSources = 2
-	// MaxHops bounds RecallRequest.Hops.
-	MaxHops = 2
 )
 
 // hop adds the memories linked to the best candidates, hops times, each

@@ -101,8 +101,8 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 			return nil, engram.Errorf(engram.EINVALID, "a tag must be at most 256 bytes")
 		}
 	}
-	if req.Hops != nil && (*req.Hops < 0 || *req.Hops > MaxHops) {
-		return nil, engram.Errorf(engram.EINVALID, "hops must be from 0 to %d", MaxHops)
+	if req.Hops != nil && (*req.Hops < 0 || *req.Hops > engram.MaxHops) {
+		return nil, engram.Errorf(engram.EINVALID, "hops must be from 0 to %d", engram.MaxHops)
 	}
 	if len(req.AgentID) > 256 || len(req.SessionID) > 256 {
 		return nil, engram.Errorf(engram.EINVALID, "agent_id and session_id must be at most 256 bytes")

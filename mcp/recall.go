@@ -7,7 +7,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/learning"
 )
 
 // defaultBudget is the token budget of recall, boot and prompt when the
@@ -65,7 +64,7 @@ func (b *toolbox) addRecall() {
 	}, func(s *jsonschema.Schema) {
 		between(s, "token_budget", 1, float64(b.s.cfg.Limits.MaxBudget))
 		defaultValue(s, "token_budget", b.s.defaultBudget())
-		between(s, "hops", 0, learning.MaxHops)
+		between(s, "hops", 0, engram.MaxHops)
 	}, b.s.recall)
 }
 
