@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -208,6 +209,23 @@ func TestUserIsolation(t *testing.T) {
 				t.Errorf("%s %s: %d %s, want 400", bad.method, bad.path, st, b)
 			}
 		}
+		// engram export pairs --user: one user's pairs, offline, from the
+		// same store; a bad id is refused.
+		environ := []string{"ENGRAM_STORE_DRIVER=" + m.Config.Store.Driver, "ENGRAM_STORE_DSN=" + m.Config.Store.DSN}
+		for _, u := range []string{"ann", "bob", "a b"} {
+			var out, errb bytes.Buffer
+			code := Run(context.Background(), []string{"export", "pairs", "--data", m.Config.DataDir, "--format", "trl", "--user", u},
+				environ, &out, &errb)
+			low := strings.ToLower(out.String())
+			switch {
+			case u == "a b" && (code != 1 || !strings.Contains(errb.String(), "user_id")):
+				t.Errorf("export pairs --user %q: exit %d %s", u, code, errb.String())
+			case u != "a b" && (code != 0 || !strings.Contains(low, userWords[u]) || strings.Count(low, "\n") != 1 ||
+				strings.Contains(low, userWords[map[string]string{"ann": "bob", "bob": "ann"}[u]])):
+				t.Errorf("export pairs --user %s: exit %d %q %s", u, code, out.String(), errb.String())
+			}
+		}
+
 		// The lists with user_id= (empty) hold the shared items only.
 		for _, path := range []string{"/v1/memories?user_id=", "/v1/pairs?format=trl&user_id=", "/v1/reflections?user_id="} {
 			st, got := do("GET", path, "")
