@@ -151,9 +151,13 @@ type Unpaired struct {
 type PairFilter struct {
 	Since, Until *time.Time
 	Category     *string
-	MinMargin    float64
-	Limit        int
-	Cursor       string
+	// UserID keeps exactly this end user's pairs and judged answers ("" the
+	// shared ones); nil keeps every user's (an operator's export), as
+	// MemoryFilter.UserID does for a list of memories.
+	UserID    *string
+	MinMargin float64
+	Limit     int
+	Cursor    string
 }
 
 // FeedbackService records interactions and feedback for the tenant in

@@ -15,8 +15,7 @@ const (
 // archives or deletes. Every field that is set must hold; at least one of
 // Before, Category and BelowRetention must be set, so that a prune never
 // empties a tenant by accident (that is ResetTenant). The filter grows
-// field by field (a user_id comes with the user scope) without changing
-// the meaning of the others.
+// field by field without changing the meaning of the others.
 type PruneFilter struct {
 	// Action is PruneArchive or PruneDelete.
 	Action string `json:"action"`
@@ -28,6 +27,10 @@ type PruneFilter struct {
 	// Retention) is below this value in (0, 1]; P0 memories never decay
 	// and are never below it.
 	BelowRetention *float64 `json:"below_retention,omitempty"`
+	// UserID keeps exactly this end user's memories ("" the shared ones);
+	// nil keeps every user's. It narrows a prune and is not enough alone:
+	// to erase a user, forget them (DELETE /v1/users/{id}).
+	UserID *string `json:"user_id,omitempty"`
 	// DryRun counts what would be pruned and changes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
 }
@@ -42,6 +45,11 @@ func (f *PruneFilter) Validate() error {
 	}
 	if f.BelowRetention != nil && !(*f.BelowRetention > 0 && *f.BelowRetention <= 1) {
 		return Errorf(EINVALID, "below_retention must be in (0, 1]")
+	}
+	if f.UserID != nil {
+		if err := CheckUserID(*f.UserID); err != nil {
+			return err
+		}
 	}
 	if f.Category != nil && *f.Category == "" {
 		return Errorf(EINVALID, "category must not be empty")

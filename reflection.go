@@ -42,8 +42,16 @@ type Reflection struct {
 // first. Nil fields are not applied.
 type ReflectionFilter struct {
 	Category *string
-	Limit    int
-	Cursor   string
+	// UserID keeps exactly this end user's reflections ("" the shared
+	// ones); nil keeps every user's (an operator's list), as
+	// MemoryFilter.UserID does.
+	UserID *string
+	// Visible keeps only what a read for the context's user may see (the
+	// shared reflections and that user's, never another user's): the rule
+	// of a recall, for a tool that shows reflections to a model.
+	Visible bool
+	Limit   int
+	Cursor  string
 }
 
 // ReflectionPage is one page of FindReflections.

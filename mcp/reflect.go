@@ -19,6 +19,7 @@ const (
 type reflectArgs struct {
 	Category string `json:"category,omitempty" jsonschema:"reflect on this category only; omit for all"`
 	Limit    *int   `json:"limit,omitempty" jsonschema:"most reflections to return, most recently written first"`
+	UserID   string `json:"user_id,omitempty" jsonschema:"the end user this call is for: their reflections and the shared ones; omit for shared only"`
 }
 
 type reflection struct {
@@ -65,7 +66,7 @@ func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, e
 	if err != nil {
 		return nil, err
 	}
-	f := engram.ReflectionFilter{Limit: limit}
+	f := engram.ReflectionFilter{Limit: limit, Visible: true} // a model reads: the shared and the call's user's
 	if a.Category != "" {
 		f.Category = &a.Category
 	}

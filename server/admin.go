@@ -217,13 +217,15 @@ type pruneRequest struct {
 	OlderThanDays  *float64 `json:"older_than_days"`
 	Category       *string  `json:"category"`
 	BelowRetention *float64 `json:"below_retention"`
+	UserID         *string  `json:"user_id"`
 	DryRun         bool     `json:"dry_run"`
 }
 
 // pruneFilter reads a prune request: before is an RFC 3339 time,
 // older_than_days the same as a number of days back from now.
 func pruneFilter(req pruneRequest, now time.Time) (engram.PruneFilter, error) {
-	f := engram.PruneFilter{Action: req.Action, Category: req.Category, BelowRetention: req.BelowRetention, DryRun: req.DryRun}
+	f := engram.PruneFilter{Action: req.Action, Category: req.Category, BelowRetention: req.BelowRetention, UserID: req.UserID,
+		DryRun: req.DryRun}
 	switch {
 	case req.Before != nil && req.OlderThanDays != nil:
 		return f, engram.Errorf(engram.EINVALID, "give before or older_than_days, not both")

@@ -127,6 +127,28 @@ func TestAdminAPI(t *testing.T) {
 		if o := r.object(t); o["matched"] != 2.0 || o["archived"] != 0.0 {
 			t.Fatalf("dry run: %s", r)
 		}
+		// By user: exactly that user's memories ("" the shared ones).
+		wantStatus(t, e.do(t, "POST", "/v1/memories", created.Secret, `{"content":"ann's standup","category":"work","user_id":"ann"}`), http.StatusCreated)
+		wantError(t, e.do(t, "POST", "/v1/admin/tenants/acme/prune", A, `{"action":"delete","category":"work","user_id":"a b"}`), http.StatusBadRequest, "invalid", "user_id")
+		wantError(t, e.do(t, "POST", "/v1/admin/tenants/acme/prune", A, `{"action":"delete","user_id":"ann"}`), http.StatusBadRequest, "invalid")
+		for _, c := range []struct {
+			filter  string
+			matched float64
+		}{{`,"user_id":"ann"`, 1}, {`,"user_id":"bob"`, 0}, {`,"user_id":""`, 2}, {``, 3}} {
+			r = e.do(t, "POST", "/v1/admin/tenants/acme/prune", A, `{"action":"delete","category":"work","dry_run":true`+c.filter+`}`)
+			wantStatus(t, r, http.StatusOK)
+			if o := r.object(t); o["matched"] != c.matched {
+				t.Fatalf("prune dry run %s: %s", c.filter, r)
+			}
+		}
+		r = e.do(t, "POST", "/v1/admin/tenants/acme/prune", A, `{"action":"delete","category":"work","user_id":"ann"}`)
+		wantStatus(t, r, http.StatusOK)
+		if o := r.object(t); o["deleted"] != 1.0 {
+			t.Fatalf("prune ann: %s", r)
+		}
+		if p := e.do(t, "GET", "/v1/memories?user_id=ann", created.Secret, "").page(t); len(p.Items) != 0 {
+			t.Fatalf("ann's memories after the prune: %d", len(p.Items))
+		}
 		r = e.do(t, "POST", "/v1/admin/tenants/acme/prune", A, `{"action":"delete","older_than_days":0}`)
 		wantStatus(t, r, http.StatusOK)
 		if o := r.object(t); o["deleted"] != 2.0 {
@@ -136,7 +158,7 @@ func TestAdminAPI(t *testing.T) {
 		wantError(t, e.do(t, "POST", "/v1/admin/tenants/acme/reset", A, `{"confirm":"home"}`), http.StatusBadRequest, "invalid")
 		r = e.do(t, "POST", "/v1/admin/tenants/acme/reset", A, `{"confirm":"acme"}`)
 		wantStatus(t, r, http.StatusOK)
-		if !strings.Contains(string(r.Body), `"memories":2`) {
+		if !strings.Contains(string(r.Body), `"memories":3`) {
 			t.Fatalf("reset: %s", r)
 		}
 		if p := e.do(t, "GET", "/v1/memories?include_deleted=true&include_archived=true", created.Secret, "").page(t); len(p.Items) != 0 {

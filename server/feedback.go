@@ -131,7 +131,7 @@ const nextCursorTrailer = "Engram-Next-Cursor"
 // mid-stream aborts the connection, so a client never mistakes a cut
 // file for a whole one.
 func (s *Server) handlePairs(c *gin.Context) {
-	if err := queryParams(c, "format", "cursor", "since", "until", "category", "min_margin", "limit"); err != nil {
+	if err := queryParams(c, "format", "cursor", "since", "until", "category", "user_id", "min_margin", "limit"); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -149,6 +149,9 @@ func (s *Server) handlePairs(c *gin.Context) {
 	}
 	if v, ok := c.GetQuery("category"); ok {
 		f.Category = &v
+	}
+	if v, ok := c.GetQuery("user_id"); ok { // exactly this user's, as GET /v1/memories
+		f.UserID = &v
 	}
 	if v, ok := c.GetQuery("min_margin"); ok {
 		m, err := strconv.ParseFloat(v, 64)

@@ -28,13 +28,16 @@ func (s *Server) handleReflect(c *gin.Context) {
 }
 
 func (s *Server) handleListReflections(c *gin.Context) {
-	if err := queryParams(c, "category", "limit", "cursor"); err != nil {
+	if err := queryParams(c, "category", "user_id", "limit", "cursor"); err != nil {
 		writeError(c, err)
 		return
 	}
 	f := engram.ReflectionFilter{Cursor: c.Query("cursor")}
 	if v, ok := c.GetQuery("category"); ok {
 		f.Category = &v
+	}
+	if v, ok := c.GetQuery("user_id"); ok { // exactly this user's, as GET /v1/memories
+		f.UserID = &v
 	}
 	var err error
 	if f.Limit, err = limitParam(c); err != nil {

@@ -231,9 +231,12 @@ func (r *pairRow) toPair() *engram.Pair {
 // constant however many pairs are exported.
 const exportPage = 500
 
-// exportFilter applies a PairFilter's time range and category to q, whose
-// rows have created_at and category columns.
+// exportFilter applies a PairFilter's time range, category and user to q,
+// whose rows have created_at, category and user_id columns.
 func exportFilter(q *gorm.DB, f engram.PairFilter) *gorm.DB {
+	if f.UserID != nil {
+		q = q.Where("user_id = ?", *f.UserID)
+	}
 	if f.Since != nil {
 		q = q.Where("created_at >= ?", f.Since.UTC())
 	}
@@ -253,11 +256,13 @@ func exportFingerprint(kind, tenant string, f engram.PairFilter) string {
 		}
 		return p.UTC().Format(time.RFC3339Nano)
 	}
-	c := "\x00"
-	if f.Category != nil {
-		c = *f.Category
+	s := func(p *string) string {
+		if p == nil {
+			return "\x00"
+		}
+		return *p
 	}
-	return strings.Join([]string{kind, tenant, t(f.Since), t(f.Until), c, fmt.Sprint(f.MinMargin)}, "\x1f")
+	return strings.Join([]string{kind, tenant, t(f.Since), t(f.Until), s(f.Category), s(f.UserID), fmt.Sprint(f.MinMargin)}, "\x1f")
 }
 
 // EachPair implements engram.FeedbackService: pairs oldest first, at most

@@ -33,7 +33,7 @@ func (db *DB) PruneMemories(ctx context.Context, f engram.PruneFilter) (*engram.
 	}
 	now := db.now()
 	res := &engram.PruneResult{DryRun: f.DryRun, IDs: []string{}}
-	filter := engram.MemoryFilter{Category: f.Category, IncludeArchived: f.Action == engram.PruneDelete,
+	filter := engram.MemoryFilter{Category: f.Category, UserID: f.UserID, IncludeArchived: f.Action == engram.PruneDelete,
 		Limit: db.rules.Limits.MaxListLimit}
 	for {
 		page, err := db.FindMemories(ctx, filter)

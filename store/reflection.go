@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -178,11 +179,13 @@ func (db *DB) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*
 	if err != nil {
 		return nil, err
 	}
-	category := "\x00"
-	if f.Category != nil {
-		category = *f.Category
+	str := func(p *string) string {
+		if p == nil {
+			return "\x00"
+		}
+		return *p
 	}
-	fingerprint := "reflections\x1f" + tenant + "\x1f" + category
+	fingerprint := strings.Join([]string{"reflections", tenant, str(f.Category), str(f.UserID), fmt.Sprint(f.Visible)}, "\x1f")
 	after, err := db.decodeCursor(f.Cursor, fingerprint)
 	if err != nil {
 		return nil, err
@@ -193,6 +196,12 @@ func (db *DB) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*
 	}
 	if f.Category != nil {
 		q = q.Where("category = ?", *f.Category)
+	}
+	if f.UserID != nil {
+		q = q.Where("user_id = ?", *f.UserID)
+	}
+	if f.Visible {
+		q = q.Where("user_id IN ('', ?)", engram.UserFromContext(ctx))
 	}
 	var rows []reflectionRow
 	if err := q.Order("seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
@@ -210,14 +219,17 @@ func (db *DB) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*
 }
 
 // EachReflection calls fn with every current reflection of the tenant
-// (for recall's L3 layer: a tenant has one per group, tens to hundreds).
+// that the context's user may read: the shared ones and that user's,
+// never another user's (for recall's L3 layer: a tenant has one per
+// group, tens to hundreds).
 func (db *DB) EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return err
 	}
 	var rows []reflectionRow
-	if err := db.r.WithContext(ctx).Where("tenant_id = ?", tenant).Order("seq").Find(&rows).Error; err != nil {
+	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND user_id IN ('', ?)", tenant, engram.UserFromContext(ctx)).
+		Order("seq").Find(&rows).Error; err != nil {
 		return fmt.Errorf("store: reflections: %w", err)
 	}
 	for i := range rows {

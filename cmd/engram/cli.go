@@ -188,3 +188,29 @@ func moduleVersion() string {
 	}
 	return "(devel)"
 }
+
+// optString is a string flag that tells "not given" (value nil) from
+// "given empty": `--user ""` names the shared data, no --user every user's.
+type optString struct{ s *string }
+
+func (o *optString) String() string {
+	if o == nil || o.s == nil {
+		return ""
+	}
+	return *o.s
+}
+
+func (o *optString) Set(v string) error {
+	o.s = &v
+	return nil
+}
+
+// value is the flag's value, nil when it was not given.
+func (o *optString) value() *string { return o.s }
+
+// optionalString defines an optString flag on fs.
+func optionalString(fs *flag.FlagSet, name, usage string) *optString {
+	o := &optString{}
+	fs.Var(o, name, usage)
+	return o
+}

@@ -37,6 +37,7 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	since := fs.String("since", "", "only data created at or after this RFC 3339 time")
 	until := fs.String("until", "", "only data created before this RFC 3339 time")
 	category := fs.String("category", "", "only this category")
+	user := optionalString(fs, "user", "only this end user's data (\"\": the shared data; default: every user's)")
 	minMargin := fs.Float64("min-margin", 0, "only pairs with at least this margin (0-2)")
 	positional, err := parse(fs, v, args[1:], stdout)
 	if err != nil {
@@ -53,6 +54,11 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	filter.MinMargin = *minMargin
 	if *category != "" {
 		filter.Category = category
+	}
+	if filter.UserID = user.value(); filter.UserID != nil {
+		if err := engram.CheckUserID(*filter.UserID); err != nil {
+			return err
+		}
 	}
 	for flagValue, dst := range map[string]**time.Time{*since: &filter.Since, *until: &filter.Until} {
 		if flagValue == "" {

@@ -131,10 +131,15 @@ func TestOpenAPIResponses(t *testing.T) {
 		do("GET", "/v1/pairs?format="+f, "", 200)
 	}
 	do("GET", "/v1/pairs?format=kto", "", 400)
+	do("GET", "/v1/pairs?format=trl&user_id=ann", "", 200)
+	do("GET", "/v1/pairs?format=trl-unpaired&user_id=", "", 200)
+	do("GET", "/v1/pairs?format=trl&user_id=a%20b", "", 400)
 	do("GET", "/v1/memories/"+id+"/impact", "", 200)
 
 	reflected := do("POST", "/v1/reflect", `{}`, 200)
 	do("GET", "/v1/reflections", "", 200)
+	do("GET", "/v1/reflections?user_id=ann", "", 200)
+	do("GET", "/v1/reflections?user_id=..", "", 400)
 	written := reflected["written"].([]any)
 	if len(written) == 0 {
 		t.Fatalf("the reflector wrote nothing: %v", reflected)
@@ -211,6 +216,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive","category":"work","dry_run":true}`, 200)
 	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"delete","older_than_days":0}`, 200)
 	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive"}`, 400)
+	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive","category":"work","user_id":"ann","dry_run":true}`, 200)
+	admin("POST", "/v1/admin/tenants/copy/prune", `{"action":"archive","category":"work","user_id":"a b"}`, 400)
 	admin("POST", "/v1/admin/tenants/copy/reset", `{"confirm":"acme"}`, 400)
 	admin("POST", "/v1/admin/tenants/copy/reset", `{"confirm":"copy"}`, 200)
 	admin("DELETE", "/v1/admin/keys/"+opsKey, "", 204)

@@ -163,7 +163,7 @@ func runBackup(ctx context.Context, args, environ []string, stdout io.Writer) er
 
 // runPrune is `engram prune`.
 func runPrune(ctx context.Context, args, environ []string, stdout io.Writer) error {
-	v := verb{name: "prune", summary: "Archive or delete a tenant's memories older than --older-than or --before, of --category,\nor below --below-retention (at least one); --dry-run counts and changes nothing."}
+	v := verb{name: "prune", summary: "Archive or delete a tenant's memories older than --older-than or --before, of --category,\nor below --below-retention (at least one), and only --user's if given; --dry-run counts and\nchanges nothing."}
 	fs := newFlags(v)
 	load := commonFlags(fs, false)
 	tenant := fs.String("tenant", "", "tenant name (default: auth.default_tenant)")
@@ -172,6 +172,7 @@ func runPrune(ctx context.Context, args, environ []string, stdout io.Writer) err
 	before := fs.String("before", "", "memories created before this RFC 3339 time")
 	category := fs.String("category", "", "memories of this category")
 	below := fs.Float64("below-retention", 0, "memories whose retention is below this, in (0, 1]")
+	user := optionalString(fs, "user", "only this end user's memories (\"\": the shared ones; default: every user's)")
 	dry := fs.Bool("dry-run", false, "count, change nothing")
 	positional, err := parse(fs, v, args, stdout)
 	if err != nil {
@@ -200,6 +201,7 @@ func runPrune(ctx context.Context, args, environ []string, stdout io.Writer) err
 	if *below != 0 {
 		f.BelowRetention = below
 	}
+	f.UserID = user.value()
 	if err := f.Validate(); err != nil {
 		return err
 	}

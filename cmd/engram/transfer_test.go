@@ -121,6 +121,15 @@ func TestTransferCLI(t *testing.T) {
 		t.Fatalf("the backup holds %d memories of copy", len(got))
 	}
 
+	if code, _, stderr := runCLI("prune", "--data", data, "--tenant", "copy", "--category", "work", "--user", "a b"); code != 1 || !strings.Contains(stderr, "user_id") {
+		t.Fatalf("prune --user with a bad id: %d %s", code, stderr)
+	}
+	if code, out, _ := runCLI("prune", "--data", data, "--tenant", "copy", "--category", "work", "--user", "ann", "--dry-run"); code != 0 || !strings.Contains(out, "0 memories would be archived") {
+		t.Fatalf("prune --user ann (the imported notes are shared): %s", out)
+	}
+	if code, out, _ := runCLI("prune", "--data", data, "--tenant", "copy", "--category", "work", "--user", "", "--dry-run"); code != 0 || !strings.Contains(out, "2 memories would be archived") {
+		t.Fatalf("prune --user \"\": %s", out)
+	}
 	if code, out, _ := runCLI("prune", "--data", data, "--tenant", "copy", "--category", "work", "--dry-run"); code != 0 || !strings.Contains(out, "2 memories would be archived") {
 		t.Fatalf("prune dry run: %s", out)
 	}

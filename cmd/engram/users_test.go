@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -79,6 +80,33 @@ func writeUser(t *testing.T, do func(method, path, body string) (int, string), u
 	}
 }
 
+// lists are the reads of TestUserIsolation that list the tenant's items:
+// with user_id exactly that user's, without every user's.
+var lists = map[string]bool{"list": true, "pairs": true, "unpaired": true, "reflections": true}
+
+// feedbackUser gives user u a recall, an answer and a thumb down with a
+// correction: an interaction, feedback and a pair of u's.
+func feedbackUser(t *testing.T, do func(method, path, body string) (int, string), u string) {
+	t.Helper()
+	w := userWords[u]
+	_, rb := do("POST", "/v1/recall", fmt.Sprintf(`{"query":"%s zoo","token_budget":300,"user_id":%q}`, w, u))
+	var rec struct {
+		RecallID string `json:"recall_id"`
+	}
+	_ = json.Unmarshal([]byte(rb), &rec)
+	st, ib := do("POST", "/v1/interactions", fmt.Sprintf(`{"prompt":"when does the %s zoo open","response":"at ten","recall_id":%q,"user_id":%q}`, w, rec.RecallID, u))
+	if st != 201 {
+		t.Fatalf("interaction: %d %s", st, ib)
+	}
+	var in struct {
+		ID string `json:"interaction_id"`
+	}
+	_ = json.Unmarshal([]byte(ib), &in)
+	if st, b := do("POST", "/v1/feedback", fmt.Sprintf(`{"interaction_id":%q,"thumb":"down","correction":"The %s zoo opens at nine sharp","user_id":%q}`, in.ID, w, u)); st >= 300 {
+		t.Fatalf("feedback: %d %s", st, b)
+	}
+}
+
 // TestUserIsolation: two end users of one tenant and the shared data.
 // Every endpoint that takes user_id shows a user their own and the
 // shared memories, never the other user's, and without user_id the shared
@@ -94,12 +122,19 @@ func TestUserIsolation(t *testing.T) {
 		}
 		writeUser(t, do, "ann")
 		writeUser(t, do, "bob")
+		for u := range userWords {
+			feedbackUser(t, do, u)
+		}
+		if st, b := do("POST", "/v1/reflect", ``); st != 200 {
+			t.Fatalf("reflect: %d %s", st, b)
+		}
 
 		reads := []struct {
 			name, method, path, body string
 			own                      bool // the response shows the reader's own data
 		}{
 			{"recall", "POST", "/v1/recall", `{"query":"zoo","token_budget":400,"fill":true%s}`, true},
+			{"recall reflections", "POST", "/v1/recall", `{"query":"looking back, what lessons did the zoo opening hours teach us? retrospective","token_budget":600%s}`, false},
 			{"recall identity", "POST", "/v1/recall", `{"query":"who am I","token_budget":400,"identity":true%s}`, true},
 			{"prompt", "POST", "/v1/prompt", `{"query":"zoo","token_budget":600,"agent_id":"guide"%s}`, true},
 			{"context", "GET", "/v1/context?token_limit=600%s", "", true},
@@ -107,6 +142,9 @@ func TestUserIsolation(t *testing.T) {
 			{"list", "GET", "/v1/memories?limit=50%s", "", true},
 			{"key", "GET", "/v1/keys/prefs/zoo?x=1%s", "", true},
 			{"persona", "GET", "/v1/agents/guide/persona?x=1%s", "", true},
+			{"pairs", "GET", "/v1/pairs?format=trl%s", "", true},
+			{"unpaired", "GET", "/v1/pairs?format=trl-unpaired%s", "", true},
+			{"reflections", "GET", "/v1/reflections?limit=50%s", "", true},
 		}
 		for _, rd := range reads {
 			for _, reader := range []string{"ann", "bob", ""} {
@@ -128,9 +166,17 @@ func TestUserIsolation(t *testing.T) {
 					path = strings.Replace(path, "?x=1&", "?", 1)
 					path = strings.TrimSuffix(path, "?x=1")
 					st, got := do(rd.method, path, body)
-					if rd.name == "key" && reader == "" || rd.name == "list" && reader == "" {
-						// The shared key does not exist; the list without
-						// user_id is the tenant's (an operator's view).
+					if rd.name == "key" && reader == "" {
+						return // the shared key does not exist
+					}
+					if lists[rd.name] && reader == "" {
+						// A list without user_id is the tenant's (an
+						// operator's view): every user's items.
+						for u, w := range userWords {
+							if !strings.Contains(strings.ToLower(got), w) {
+								t.Errorf("the tenant's %s miss %s's %q: %s", rd.name, u, w, got)
+							}
+						}
 						return
 					}
 					if st != 200 {
@@ -156,9 +202,35 @@ func TestUserIsolation(t *testing.T) {
 			{"GET", "/v1/context?token_limit=100&user_id=%20", ""},
 			{"PUT", "/v1/keys/prefs/zoo", `{"content":"x","source":"t","user_id":"` + strings.Repeat("u", 200) + `"}`},
 			{"DELETE", "/v1/users/a%20b", ""},
+			{"GET", "/v1/pairs?format=trl&user_id=a%20b", ""},
+			{"GET", "/v1/reflections?user_id=..", ""},
 		} {
 			if st, b := do(bad.method, bad.path, bad.body); st != 400 {
 				t.Errorf("%s %s: %d %s, want 400", bad.method, bad.path, st, b)
+			}
+		}
+		// engram export pairs --user: one user's pairs, offline, from the
+		// same store; a bad id is refused.
+		environ := []string{"ENGRAM_STORE_DRIVER=" + m.Config.Store.Driver, "ENGRAM_STORE_DSN=" + m.Config.Store.DSN}
+		for _, u := range []string{"ann", "bob", "a b"} {
+			var out, errb bytes.Buffer
+			code := Run(context.Background(), []string{"export", "pairs", "--data", m.Config.DataDir, "--format", "trl", "--user", u},
+				environ, &out, &errb)
+			low := strings.ToLower(out.String())
+			switch {
+			case u == "a b" && (code != 1 || !strings.Contains(errb.String(), "user_id")):
+				t.Errorf("export pairs --user %q: exit %d %s", u, code, errb.String())
+			case u != "a b" && (code != 0 || !strings.Contains(low, userWords[u]) || strings.Count(low, "\n") != 1 ||
+				strings.Contains(low, userWords[map[string]string{"ann": "bob", "bob": "ann"}[u]])):
+				t.Errorf("export pairs --user %s: exit %d %q %s", u, code, out.String(), errb.String())
+			}
+		}
+
+		// The lists with user_id= (empty) hold the shared items only.
+		for _, path := range []string{"/v1/memories?user_id=", "/v1/pairs?format=trl&user_id=", "/v1/reflections?user_id="} {
+			st, got := do("GET", path, "")
+			if low := strings.ToLower(got); st != 200 || strings.Contains(low, "aardvark") || strings.Contains(low, "bumblebee") {
+				t.Errorf("%s: %d %s", path, st, got)
 			}
 		}
 
@@ -182,6 +254,14 @@ func TestUserIsolation(t *testing.T) {
 			if (reader == "ann") != strings.Contains(low, "cobra") || (reader == "ann") != strings.Contains(low, "aardvark") ||
 				(reader == "bob") != strings.Contains(low, "bumblebee") || !strings.Contains(low, "shared") {
 				t.Errorf("mcp recall for %q: %s", reader, b)
+			}
+			delete(args, "query")
+			delete(args, "token_budget")
+			delete(args, "fill")
+			b, _ = json.Marshal(c.Call(t, "reflect", args))
+			low = strings.ToLower(string(b))
+			if (reader == "ann") != strings.Contains(low, "aardvark") || (reader == "bob") != strings.Contains(low, "bumblebee") {
+				t.Errorf("mcp reflect for %q: %s", reader, b)
 			}
 		}
 	})

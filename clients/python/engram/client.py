@@ -241,7 +241,8 @@ class Client:
         """Streams the tenant's preference data, one dict per JSON line,
         without holding the export in memory. Formats: trl,
         trl-conversational, trl-unpaired, openai. Filters: since, until,
-        category, min_margin, cursor, limit."""
+        category, user_id (exactly that end user's), min_margin, cursor,
+        limit."""
         with self._open("GET", "/v1/pairs", query={"format": format, **filters}) as resp:
             for line in resp:
                 line = line.strip()
@@ -255,7 +256,8 @@ class Client:
         return self._json("POST", "/v1/reflect", {"category": category} if category else {})
 
     def reflections(self, **filters: Any) -> Dict[str, Any]:
-        """One page of current reflections: category, limit, cursor."""
+        """One page of current reflections: category, user_id (exactly that
+        end user's), limit, cursor."""
         return self._json("GET", "/v1/reflections", query=filters)
 
     def add_events(self, session_id: str, events: List[Dict[str, Any]], resource_id: Optional[str] = None) -> Dict[str, Any]:

@@ -182,6 +182,8 @@ export interface PairFilter {
   since?: string;
   until?: string;
   category?: string;
+  /** Exactly this end user's data ("" the shared data); absent: every user's. */
+  user_id?: string;
   min_margin?: number;
   cursor?: string;
   limit?: number;
