@@ -67,6 +67,18 @@ func (m *Memory) Features() []string {
 	return append(out, FeaturePrefix+"write="+writePath(m.Source))
 }
 
+// FeatureHasWords reports whether a feature key carries words of a
+// memory (its leading words, a tag or its key prefix) rather than a class
+// of it; forgetting a user erases those (store.ForgetUser).
+func FeatureHasWords(feature string) bool {
+	for _, p := range []string{"lead1=", "lead2=", "tag=", "key="} {
+		if strings.HasPrefix(feature, FeaturePrefix+p) {
+			return true
+		}
+	}
+	return false
+}
+
 // lengthClass buckets a text by its words (wordCount): tiny, short,
 // medium or long.
 func lengthClass(text string) string {

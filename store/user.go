@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -86,11 +87,16 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 			}
 			reflections = append(reflections, more...)
 		}
+		words, err := wordFeatures(tx, tenant, userID)
+		if err != nil {
+			return err
+		}
 		steps := []struct {
 			n    *int64
 			sql  string
 			args []any
 		}{
+			{nil, `DELETE FROM memory_help WHERE tenant_id = ? AND memory_id IN ?`, []any{tenant, orNone(words)}},
 			{&res.Vectors, `DELETE FROM memory_vectors WHERE memory_seq IN (` + userSeqs + `)`, []any{tenant, userID}},
 			{&res.Help, `DELETE FROM memory_help WHERE tenant_id = ? AND memory_id IN (` + userIDs + `)`, []any{tenant, tenant, userID}},
 			{&res.Credits, `DELETE FROM feedback_credits WHERE tenant_id = ? AND (memory_id IN (` + userIDs + `) OR feedback_id IN ?)`,
@@ -152,3 +158,33 @@ const (
 	userIDs  = `SELECT id FROM memories WHERE tenant_id = ? AND user_id = ?`
 	userSeqs = `SELECT seq FROM memories WHERE tenant_id = ? AND user_id = ?`
 )
+
+// wordFeatures returns the learned-model feature keys that carry words
+// of the user's memories (their leading words, tags and key prefix:
+// engram.Memory.Features), so that forgetting the user erases them with
+// the memories. Evidence other memories added to such a feature goes with
+// it; the features that name no words (type, category, length, shape,
+// write path) stay, as origin evidence does (docs/users.md).
+func wordFeatures(tx *gorm.DB, tenant, userID string) ([]string, error) {
+	var rows []struct {
+		Key     string
+		Tags    string
+		Content string
+	}
+	if err := tx.Raw(`SELECT key, tags, content FROM memories WHERE tenant_id = ? AND user_id = ?`, tenant, userID).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rows {
+		m := &engram.Memory{Key: r.Key, Content: r.Content}
+		_ = json.Unmarshal([]byte(r.Tags), &m.Tags)
+		for _, f := range m.Features() {
+			if engram.FeatureHasWords(f) && !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
