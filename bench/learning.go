@@ -258,7 +258,14 @@ func RunLearning(ctx context.Context, svc Services, opt LearningOptions) (*Learn
 					byMemory[id] = l + ":" + id
 				}
 			}
-			trace = &tracer{enc: json.NewEncoder(opt.Trace), run: opt.Prefix, byMemory: byMemory}
+			trace = &tracer{enc: json.NewEncoder(opt.Trace), run: opt.Prefix, byMemory: byMemory, kinds: make(map[string]memoryKinds, len(byMemory))}
+			for id := range byMemory {
+				m, err := svc.Memories.FindMemoryByID(tctx, id)
+				if err != nil {
+					return nil, err
+				}
+				trace.kinds[id] = memoryKinds{origin: m.Origin(), features: m.Features()}
+			}
 		}
 		start := len(run.Held)
 		var misled [][]string // misleading memories in each held-out question's top 10, before

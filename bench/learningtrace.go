@@ -20,6 +20,9 @@ type LearningTrace struct {
 	Up       *bool       `json:"up,omitempty"`
 	Rater    string      `json:"rater,omitempty"`
 	Held     *TraceItem  `json:"held,omitempty"`
+	// LeftOut are the best candidates the recall left out (see
+	// engram.Recall.LeftOut), ranked with Items by the measured recalls.
+	LeftOut []TraceItem `json:"left_out,omitempty"`
 }
 
 // TraceItem is one recalled memory in a trace line.
@@ -38,6 +41,11 @@ type TraceItem struct {
 	// moved it (see engram.ScoreBreakdown.Features).
 	Kinds    float64                `json:"kinds"`
 	Features []engram.FeatureWeight `json:"features,omitempty"`
+	// Origin and Of are the memory's origin key and every feature key it
+	// has (engram.Memory.Origin, Features): what the learning adds its
+	// evidence to, which engram bench replay needs.
+	Origin string   `json:"origin,omitempty"`
+	Of     []string `json:"of,omitempty"`
 }
 
 // tracer writes a run's trace lines; a nil tracer writes nothing.
@@ -45,12 +53,20 @@ type tracer struct {
 	enc      *json.Encoder
 	run      string
 	byMemory map[string]string
+	// kinds is each memory's origin key and feature keys.
+	kinds map[string]memoryKinds
+}
+
+type memoryKinds struct {
+	origin   string
+	features []string
 }
 
 func (t *tracer) item(it engram.RecallItem) TraceItem {
 	b := it.Breakdown
 	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
-		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features}
+		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features,
+		Origin: t.kinds[it.ID].origin, Of: t.kinds[it.ID].features}
 }
 
 func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {
@@ -70,6 +86,9 @@ func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engra
 	if rec.HeldBack != nil {
 		h := t.item(*rec.HeldBack)
 		line.Held = &h
+	}
+	for _, it := range rec.LeftOut {
+		line.LeftOut = append(line.LeftOut, t.item(it))
 	}
 	return t.enc.Encode(line)
 }
