@@ -15,40 +15,63 @@ import (
 
 // Constants of the feature model, fixed on the learning benchmark's
 // tuning seeds (1 and 11–19, see docs/learning-model.md), never on a
-// reported one.
+// reported one. The tunable ones are DefaultPolicy's.
 const (
-	// featurePrior is the weight, in judged recalls, of the tenant's rate
-	// in a feature's estimate (the regularisation): a feature seen in a
-	// handful of bad answers stays at the tenant's rate.
-	featurePrior = 10.0
-	// featureZ is how many standard deviations of its estimate a
-	// feature's rate must stand off the tenant's before it moves a
-	// memory: a feature is distrusted only by as much as the upper end of
-	// its credible interval falls short, and trusted by as much as the
-	// lower end exceeds.
-	featureZ = 0.5
-	// featureMin is the least evidence, in judged recalls (rank- and
-	// rater-weighted), a feature needs before it moves any memory: a kind
-	// seen in a handful of answers teaches nothing yet, however they went.
-	featureMin = 12.0
-	// featurePower sharpens the feature factor, (rate / tenant's)^power,
-	// as originPower does the origin's.
-	featurePower = 4.0
-	// kindHalf is the rank at which a bad answer's evidence against a
-	// memory's kinds halves: the memory put first in an answer that went
-	// wrong misled it most, one far down mostly rode along.
-	kindHalf = 2.0
-	// beliefPower sharpens kindBelief.
-	beliefPower = 8.0
 	// topFeatures is how many features a breakdown names.
 	topFeatures = 3
 )
 
+// Policy holds the constants of the learned helpfulness model that a
+// policy variant changes (engram bench replay's flags); the service runs
+// DefaultPolicy.
+type Policy struct {
+	// FeaturePrior is the weight, in judged recalls, of the tenant's rate
+	// in a feature's estimate (the regularisation): a feature seen in a
+	// handful of bad answers stays at the tenant's rate.
+	FeaturePrior float64
+	// FeatureZ is how many standard deviations of its estimate a
+	// feature's rate must stand off the tenant's before it moves a
+	// memory: a feature is distrusted only by as much as the upper end of
+	// its credible interval falls short, and trusted by as much as the
+	// lower end exceeds.
+	FeatureZ float64
+	// FeatureMin is the least evidence, in judged recalls (rank- and
+	// rater-weighted), a feature needs before it moves any memory: a kind
+	// seen in a handful of answers teaches nothing yet, however they went.
+	FeatureMin float64
+	// FeaturePower sharpens the feature factor, (rate / tenant's)^power,
+	// as OriginPower does the origin's.
+	FeaturePower float64
+	// KindHalf is the rank at which a bad answer's evidence against a
+	// memory's kinds halves (the damping of riders): the memory put first
+	// in an answer that went wrong misled it most, one far down mostly
+	// rode along.
+	KindHalf float64
+	// BeliefPower sharpens kindBelief.
+	BeliefPower float64
+	// OriginPower sharpens an origin's demotion, (rate / tenant's)^power:
+	// an origin's estimate rests on every recall any of its memories was
+	// in, so a steady shortfall is trusted more than one memory's.
+	OriginPower float64
+}
+
+// DefaultPolicy is the policy the service runs.
+func DefaultPolicy() Policy {
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6}
+}
+
+// WithPolicy returns a copy of the Scorer that runs p.
+func (s *Scorer) WithPolicy(p Policy) *Scorer {
+	c := *s
+	c.policy = p
+	return &c
+}
+
 // Features returns the feature factor of a memory with evidence e, in
 // [0, 1], and the features that moved it (at most topFeatures, largest
 // weight first). Each feature's good-rate is shrunk towards the tenant's
-// (featurePrior) and compared with it through its credible interval
-// (featureZ): a feature whose whole interval lies below the tenant's rate
+// (FeaturePrior) and compared with it through its credible interval
+// (FeatureZ): a feature whose whole interval lies below the tenant's rate
 // is distrusted by log(upper / tenant's), one whose interval lies above
 // is trusted by log(lower / tenant's), others weigh 0. A memory is as
 // trustworthy as its most distrusted kind, forgiven by its most trusted
@@ -65,10 +88,10 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 	var ws []engram.FeatureWeight
 	distrust, trust := 0.0, 0.0
 	for f, h := range e.Features {
-		w := featureWeight(h, pool)
+		w := s.policy.featureWeight(h, pool)
 		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
 		if w != 0 {
-			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: featurePower * w, Good: h.Good, Bad: h.Bad})
+			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: s.policy.FeaturePower * w, Good: h.Good, Bad: h.Bad})
 		}
 	}
 	slices.SortFunc(ws, func(a, b engram.FeatureWeight) int {
@@ -77,23 +100,23 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 		}
 		return cmp.Compare(a.Feature, b.Feature)
 	})
-	return unit(math.Exp(featurePower * (distrust + trust))), ws[:min(len(ws), topFeatures)]
+	return unit(math.Exp(s.policy.FeaturePower * (distrust + trust))), ws[:min(len(ws), topFeatures)]
 }
 
 // featureWeight is the log factor of a feature of evidence h in a tenant
 // whose memories' good-rate is pool (see Scorer.Features).
-func featureWeight(h engram.Helpfulness, pool float64) float64 {
+func (p Policy) featureWeight(h engram.Helpfulness, pool float64) float64 {
 	n := h.Good + h.Bad
-	if n < featureMin || pool <= 0 {
+	if n < p.FeatureMin || pool <= 0 {
 		return 0
 	}
-	m := (h.Good + featurePrior*pool) / (n + featurePrior)
-	sd := math.Sqrt(math.Max(m*(1-m), 0) / (n + featurePrior + 1))
+	m := (h.Good + p.FeaturePrior*pool) / (n + p.FeaturePrior)
+	sd := math.Sqrt(math.Max(m*(1-m), 0) / (n + p.FeaturePrior + 1))
 	switch {
-	case m+featureZ*sd < pool:
-		return math.Log(math.Max(m+featureZ*sd, 1e-9) / pool)
-	case m-featureZ*sd > pool:
-		return math.Log((m - featureZ*sd) / pool)
+	case m+p.FeatureZ*sd < pool:
+		return math.Log(math.Max(m+p.FeatureZ*sd, 1e-9) / pool)
+	case m-p.FeatureZ*sd > pool:
+		return math.Log((m - p.FeatureZ*sd) / pool)
 	}
 	return 0
 }
@@ -101,21 +124,21 @@ func featureWeight(h engram.Helpfulness, pool float64) float64 {
 // kindBelief is what the feature model believes of a memory's kinds, for
 // sharing out a good answer's credit (see Feedback.Evidence): the
 // geometric mean over its features of each one's good-rate, shrunk
-// towards the tenant's by featurePrior, over the tenant's. Unlike the
+// towards the tenant's by FeaturePrior, over the tenant's. Unlike the
 // feature factor it does not wait for a credible interval: it is the
 // E step of an EM over the injected memories, so that a kind that keeps
 // riding along with good answers it did not make good takes less of
 // their credit each time, and the evidence separates the kinds.
-func kindBelief(e engram.HelpEvidence) float64 {
+func (p Policy) kindBelief(e engram.HelpEvidence) float64 {
 	if len(e.Features) == 0 {
 		return 1
 	}
 	pool := kindPool(e)
 	sum := 0.0
 	for _, h := range e.Features {
-		sum += math.Log((h.Good + featurePrior*pool) / (h.Good + h.Bad + featurePrior) / pool)
+		sum += math.Log((h.Good + p.FeaturePrior*pool) / (h.Good + h.Bad + p.FeaturePrior) / pool)
 	}
-	return math.Exp(beliefPower * sum / float64(len(e.Features)))
+	return math.Exp(p.BeliefPower * sum / float64(len(e.Features)))
 }
 
 // kindPool is the good-rate of every judged memory's features
@@ -144,8 +167,8 @@ func (f *Feedback) LearnedFeatures(ctx context.Context) ([]engram.FeatureWeight,
 	pool := kindPool(engram.HelpEvidence{Kinds: all})
 	var out []engram.FeatureWeight
 	for k, h := range ev {
-		if w := featureWeight(h, pool); w != 0 {
-			out = append(out, engram.FeatureWeight{Feature: k, Weight: featurePower * w, Good: h.Good, Bad: h.Bad})
+		if w := f.scorer.policy.featureWeight(h, pool); w != 0 {
+			out = append(out, engram.FeatureWeight{Feature: k, Weight: f.scorer.policy.FeaturePower * w, Good: h.Good, Bad: h.Bad})
 		}
 	}
 	slices.SortFunc(out, func(a, b engram.FeatureWeight) int {

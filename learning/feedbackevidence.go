@@ -29,10 +29,9 @@ type learningTx struct {
 
 // startLearning reads the rater's reputation (its weight for this
 // feedback, RaterWeight) and the evidence known of the judged memories
-// (mems, as LockMemories read them) and of their origins, measures the
-// feedback's agreement with other raters' evidence (Agreement) and works
-// out what it adds to each memory's (Evidence). The memories are judged
-// best-scored first.
+// (mems, as LockMemories read them) and of their origins, and starts the
+// feedback's learning (see learn). The memories are judged best-scored
+// first.
 func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rater string, signal float64, mems []*engram.Memory,
 	scores map[string]float64) (*learningTx, error) {
 	rep, err := tx.FindReputation(ctx, rater)
@@ -46,24 +45,65 @@ func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rate
 		}
 		return ranked[i].ID < ranked[j].ID
 	})
-	l := &learningTx{signal: signal, raterWeight: f.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(ranked)),
-		origin: make(map[string]string, len(ranked)), features: make(map[string][]string, len(ranked)), deltas: map[string]engram.Helpfulness{}}
 	help, err := tx.FindHelpEvidence(ctx, ranked)
 	if err != nil {
 		return nil, err
 	}
-	judged := make([]engram.Judged, len(ranked))
+	judged := make([]JudgedMemory, len(ranked))
 	for i, m := range ranked {
-		judged[i] = engram.Judged{Rank: i, Corrected: m.SupersededBy != "", HelpEvidence: help[m.ID]}
-		l.answers = help[m.ID].Answers
-		l.origin[m.ID] = m.Origin()
-		l.features[m.ID] = m.Features()
+		judged[i] = JudgedMemory{ID: m.ID, Origin: m.Origin(), Features: m.Features(), Corrected: m.SupersededBy != "", Evidence: help[m.ID]}
 	}
-	l.agreement = f.Agreement(signal, judged)
-	for i, e := range f.Evidence(signal, judged) {
-		l.evidence[ranked[i].ID] = e
+	return f.learn(rep, signal, judged), nil
+}
+
+// JudgedMemory is one memory a feedback judges, as its learning reads
+// it: its id, origin key (engram.Memory.Origin), feature keys
+// (engram.Memory.Features), whether a user's correction superseded it,
+// and its helpfulness evidence before the feedback.
+type JudgedMemory struct {
+	ID        string
+	Origin    string
+	Features  []string
+	Corrected bool
+	Evidence  engram.HelpEvidence
+}
+
+// learn is the pure part of a feedback's learning: from the rater's
+// reputation rep and the judged memories (best-scored first), the
+// feedback's agreement with other raters' evidence (Agreement) and what
+// it adds to each memory's (Evidence).
+func (f *Feedback) learn(rep engram.Reputation, signal float64, judged []JudgedMemory) *learningTx {
+	l := &learningTx{signal: signal, raterWeight: f.RaterWeight(rep), evidence: make(map[string]engram.Evidence, len(judged)),
+		origin: make(map[string]string, len(judged)), features: make(map[string][]string, len(judged)), deltas: map[string]engram.Helpfulness{}}
+	js := make([]engram.Judged, len(judged))
+	for i, m := range judged {
+		js[i] = engram.Judged{Rank: i, Corrected: m.Corrected, HelpEvidence: m.Evidence}
+		l.answers = m.Evidence.Answers
+		l.origin[m.ID] = m.Origin
+		l.features[m.ID] = m.Features
 	}
-	return l, nil
+	l.agreement = f.Agreement(signal, js)
+	for i, e := range f.Evidence(signal, js) {
+		l.evidence[judged[i].ID] = e
+	}
+	return l
+}
+
+// Learn is what one judged recall's feedback adds to the learned state
+// when it credits every judged memory (no rater cap reached, no
+// correction): the helpfulness evidence by key (memory ids, origin and
+// feature keys, the tenant-wide keys; see engram.FeedbackTx.AddLearning)
+// and the rater's reputation. judged is best-scored first; heldBack is
+// the memory exploration held back from the recall, "" for none. It runs
+// the same code SubmitFeedback runs inside the feedback's transaction,
+// for replaying recorded thumbs (engram bench replay).
+func (f *Feedback) Learn(rep engram.Reputation, signal float64, judged []JudgedMemory, heldBack string) (map[string]engram.Helpfulness, engram.Reputation) {
+	l := f.learn(rep, signal, judged)
+	for _, m := range judged {
+		l.credited(m.ID)
+	}
+	l.finish(heldBack, true)
+	return l.deltas, l.reputation()
 }
 
 // add changes the delta of key id by fn.
@@ -165,10 +205,6 @@ const (
 	// originPrior is the weight, in injections, of the tenant's rate in
 	// an origin's estimate: one origin's few memories prove nothing.
 	originPrior = 15.0
-	// originPower sharpens an origin's demotion, (rate / tenant's)^power:
-	// an origin's estimate rests on every recall any of its memories was
-	// in, so a steady shortfall is trusted more than one memory's.
-	originPower = 6.0
 	// repPrior is α = β of a rater's Beta prior of agreement, so that a
 	// rater nobody has measured counts fully and a few votes do not
 	// condemn it.
@@ -228,7 +264,7 @@ func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evi
 	if signal > 0 {
 		total := 0.0
 		for i, j := range judged {
-			credit[i] = memoryRate(j.HelpEvidence) * kindBelief(j.HelpEvidence)
+			credit[i] = memoryRate(j.HelpEvidence) * f.scorer.policy.kindBelief(j.HelpEvidence)
 			total += credit[i]
 		}
 		for i := range credit {
@@ -247,7 +283,7 @@ func (f *Feedback) Evidence(signal float64, judged []engram.Judged) []engram.Evi
 		}
 		kind := c
 		if signal < 0 {
-			kind /= 1 + float64(max(j.Rank, 0))/kindHalf
+			kind /= 1 + float64(max(j.Rank, 0))/f.scorer.policy.KindHalf
 		}
 		out[i] = engram.Evidence{Memory: own, Origin: c, Kind: kind}
 	}

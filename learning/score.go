@@ -131,9 +131,10 @@ func (c ScoreConfig) Validate() error {
 // Scorer scores recall candidates and computes how use changes their
 // stability. It is safe for concurrent use.
 type Scorer struct {
-	cfg   ScoreConfig
-	decay [len(priorities)]Decay // by priorityIndex, so Score does no map lookup
-	now   engram.Clock
+	cfg    ScoreConfig
+	decay  [len(priorities)]Decay // by priorityIndex, so Score does no map lookup
+	now    engram.Clock
+	policy Policy
 }
 
 // NewScorer returns a Scorer for cfg, which should have passed Validate;
@@ -144,7 +145,7 @@ func NewScorer(cfg ScoreConfig, now engram.Clock) *Scorer {
 		now = time.Now
 	}
 	def := DefaultScoreConfig()
-	s := &Scorer{cfg: cfg, now: now}
+	s := &Scorer{cfg: cfg, now: now, policy: DefaultPolicy()}
 	for i, p := range priorities {
 		d, ok := cfg.Decay[p]
 		if !ok {
@@ -267,7 +268,7 @@ func unit(x float64) float64 {
 // Helpful returns the helpfulness factor of a memory with evidence e and
 // the part of it its origin earned. The origin's factor is its shrunk
 // good-rate over the tenant's main origin's (see originRate), to the
-// power originPower, capped at 1: an origin whose memories keep turning
+// power Policy.OriginPower, capped at 1: an origin whose memories keep turning
 // up in bad answers sinks all of them, also those nobody has judged
 // yet. The feature factor (see Features) does the same for every kind
 // of memory the model has learned to distrust. The memory's own factor is its good-rate, shrunk towards the
@@ -281,7 +282,7 @@ func (s *Scorer) Helpful(e engram.HelpEvidence) (factor, origin float64, effect 
 	origin = 1
 	if e.Origin.Good+e.Origin.Bad > 0 {
 		rate, ref := originRate(e)
-		origin = unit(math.Pow(rate/ref, originPower))
+		origin = unit(math.Pow(rate/ref, s.policy.OriginPower))
 	}
 	kinds, _ := s.Features(e)
 	h := e.Memory

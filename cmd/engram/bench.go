@@ -20,6 +20,7 @@ import (
 	"github.com/engram-memory/engram/bench"
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index"
+	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/server"
 	"github.com/engram-memory/engram/store"
 )
@@ -57,7 +58,16 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
 	convs := fs.Int("conversations", 0, "learning: use only the first n conversations (0: all)")
-	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each; locomo: every question's candidates")
+	traceFile := fs.String("trace", "", "learning: write every measured and judged recall to this file, one JSON line each; locomo: every question's candidates; replay: the learning trace to replay")
+	def := learning.DefaultPolicy()
+	policy := def
+	fs.Float64Var(&policy.FeatureMin, "feature-min", def.FeatureMin, "replay: least evidence, in judged recalls, before a feature moves a memory")
+	fs.Float64Var(&policy.FeaturePrior, "feature-prior", def.FeaturePrior, "replay: weight, in judged recalls, of the tenant's rate in a feature's estimate")
+	fs.Float64Var(&policy.FeatureZ, "feature-z", def.FeatureZ, "replay: standard deviations a feature's rate must stand off the tenant's")
+	fs.Float64Var(&policy.FeaturePower, "feature-power", def.FeaturePower, "replay: power of the feature factor")
+	fs.Float64Var(&policy.KindHalf, "kind-half", def.KindHalf, "replay: rank at which a bad answer's evidence against a memory's kinds halves (damping of riders)")
+	fs.Float64Var(&policy.BeliefPower, "belief-power", def.BeliefPower, "replay: power of the kind belief that shares out a good answer's credit")
+	fs.Float64Var(&policy.OriginPower, "origin-power", def.OriginPower, "replay: power of the origin factor")
 	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
@@ -78,6 +88,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if verb == "replay" {
+		return benchReplay(*traceFile, policy, stdout)
 	}
 	cfg, err := configs.Load(*configPath, environ)
 	if err != nil {
@@ -282,6 +295,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 var benchVerbs = group{name: "bench", subs: []verb{
 	{name: "bench locomo", summary: "Recall quality and latency on LoCoMo (--data locomo10.json; --plain: the BM25 baseline's input,\n--sessions: turns posted as session messages, --feedback: the learning effect of thumbs)."},
 	{name: "bench learning", summary: "Feedback against misleading memories on LoCoMo, over seeds (--data locomo10.json)."},
+	{name: "bench replay", summary: "Relearn the thumbs of a bench learning trace (--trace F) through the learning code under a policy\nvariant and re-rank its held-out recalls: the recovery in seconds."},
 	{name: "bench knowledge", summary: "Knowledge updates on generated people sharing surnames, cities, pets and jobs: the new value\nabove the stale one, with the knowledge update on and off."},
 	{name: "bench latency", summary: "Recall latency at scale, in process and over HTTP on a loopback listener (with the round trip\nof GET /healthz beside it), against the engine's bare full-text search."},
 	{name: "bench load", summary: "Concurrent creates, recalls and feedback from clients on one or more servers sharing one database."},
@@ -295,6 +309,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 var benchFlags = map[string][]string{
 	"locomo":    {"data", "budget", "split", "hops", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
 	"learning":  {"data", "budget", "seeds", "mix", "rounds", "conversations", "trace", "same-origin", "poison", "feedback-budget"},
+	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
 	"load":      {"clients", "duration", "servers", "seed"},
@@ -317,6 +332,24 @@ func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdou
 		return err
 	}
 	return noArgs(v, positional)
+}
+
+// benchReplay runs engram bench replay: no store, only the trace.
+func benchReplay(path string, policy learning.Policy, stdout io.Writer) error {
+	if path == "" {
+		return errors.New("bench replay: --trace FILE (written by engram bench learning --trace) is required")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("bench replay: %w", err)
+	}
+	defer f.Close()
+	runs, err := bench.Replay(f, policy)
+	if err != nil {
+		return err
+	}
+	bench.PrintReplay(stdout, runs, policy)
+	return nil
 }
 
 func intList(s string) ([]int, error) {

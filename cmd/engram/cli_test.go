@@ -48,6 +48,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"mirror", "sync"}, []string{"-data"}},
 		{[]string{"bench", "locomo"}, []string{"-data", "-budget", "-plain", "-sessions", "-feedback", "-keep"}},
 		{[]string{"bench", "learning"}, []string{"-seeds", "-mix", "-rounds"}},
+		{[]string{"bench", "replay"}, []string{"-trace", "-feature-min", "-kind-half", "-origin-power"}},
 		{[]string{"bench", "knowledge"}, []string{"-entities", "-seeds", "-queries"}},
 		{[]string{"bench", "latency"}, []string{"-sizes", "-budgets", "-queries"}},
 		{[]string{"bench", "load"}, []string{"-clients", "-duration", "-servers", "-seed"}},
@@ -184,12 +185,13 @@ func TestBenchListsWhatItRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d", code)
 	}
-	for _, name := range []string{"locomo", "learning", "knowledge", "latency", "load", "reflect", "router"} {
+	for _, name := range []string{"locomo", "learning", "replay", "knowledge", "latency", "load", "reflect", "router"} {
 		if !strings.Contains(out, "bench "+name) {
 			t.Errorf("engram bench does not list %s:\n%s", name, out)
 		}
 	}
-	for _, args := range [][]string{{"bench", "latency", "--http"}, {"bench", "router", "--budget", "10"}, {"bench", "nosuch"}} {
+	for _, args := range [][]string{{"bench", "latency", "--http"}, {"bench", "router", "--budget", "10"}, {"bench", "nosuch"},
+		{"bench", "replay", "--budget", "10"}, {"bench", "replay"}} {
 		if code, _, errs := run(t, nil, args...); code != 1 || errs == "" {
 			t.Errorf("engram %v: exit %d %q", args, code, errs)
 		}

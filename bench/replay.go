@@ -1,0 +1,308 @@
+package bench
+
+// The replay harness (engram bench replay): relearn a learning run's
+// recorded thumbs through the learning package's own code, under a
+// policy variant, and re-rank the run's held-out recalls, in seconds.
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/learning"
+)
+
+// ReplayRun is one run of a trace (clean, poisoned or plain, by the
+// trace's run name): the held-out questions as the live run measured
+// them after feedback and as the replay re-ranks them.
+type ReplayRun struct {
+	Run            string
+	Live, Replayed *LearningRun
+}
+
+// Replay reads a trace of engram bench learning (see LearningTrace) and
+// replays, tenant by tenant, its judged recalls in order through
+// learning.Feedback.Learn (the code a feedback's transaction runs) under
+// policy, keeping the learned state (helpfulness evidence by key, rater
+// reputations) in memory as the store keeps it. A judged recall's
+// memories are those it injected, ranked by their score without
+// helpfulness (Score / Help as recorded) times the helpfulness factor
+// the replayed state gives them (learning.Scorer.Helpful); the memory
+// exploration held back counts as held back. Then each held-out
+// question's candidates (measured before feedback, injected and left
+// out) are re-ranked the same way, with each candidate's score without
+// helpfulness as the live run's measurement after feedback recorded it
+// (before, for a candidate it did not return), so that what the replay
+// varies is the learned helpfulness alone: confidence and reward, which
+// feedback also moves, stay as the live run left them.
+//
+// Not replayed: the rater cap (feedback.rater_cap; a hostile rater past
+// it moves no memory live), corrections (the benchmark sends none) and
+// candidates the relevance cut dropped before feedback.
+func Replay(r io.Reader, policy learning.Policy) ([]ReplayRun, error) {
+	scorer := learning.NewScorer(learning.DefaultScoreConfig(), nil).WithPolicy(policy)
+	fb := learning.NewFeedback(nil, scorer, engram.FeedbackConfig{})
+	var runs []ReplayRun
+	var t *replayTenant
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var line LearningTrace
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return nil, fmt.Errorf("bench replay: trace line %d: %w", n, err)
+		}
+		if len(runs) == 0 || runs[len(runs)-1].Run != line.Run {
+			runs = append(runs, ReplayRun{Run: line.Run, Live: &LearningRun{}, Replayed: &LearningRun{}})
+		}
+		run := &runs[len(runs)-1]
+		if t == nil || t.run != line.Run || t.tenant != line.Tenant {
+			t = newReplayTenant(line.Run, line.Tenant, len(run.Live.Held))
+		}
+		switch line.Phase {
+		case "before":
+			t.before(run, line)
+		case "train":
+			if line.Up == nil {
+				return nil, fmt.Errorf("bench replay: trace line %d: a judged recall without its thumb", n)
+			}
+			t.train(fb, scorer, line)
+			run.Live.Thumbs++
+			run.Replayed.Thumbs++
+		case "after":
+			if err := t.after(scorer, run, line); err != nil {
+				return nil, fmt.Errorf("bench replay: trace line %d: %w", n, err)
+			}
+		default:
+			return nil, fmt.Errorf("bench replay: trace line %d: unknown phase %q", n, line.Phase)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("bench replay: %w", err)
+	}
+	return runs, nil
+}
+
+// replayTenant is one tenant of a replayed run: its learned state and
+// its held-out questions.
+type replayTenant struct {
+	run, tenant string
+	start       int // index of its first held-out question in the run's
+	help        map[string]engram.Helpfulness
+	reps        map[string]engram.Reputation
+	// held are the held-out questions' candidates, by question.
+	held   map[int][]TraceItem
+	misled map[int][]string
+	judged map[string]bool
+}
+
+func newReplayTenant(run, tenant string, start int) *replayTenant {
+	return &replayTenant{run: run, tenant: tenant, start: start, help: map[string]engram.Helpfulness{},
+		reps: map[string]engram.Reputation{}, held: map[int][]TraceItem{}, misled: map[int][]string{}, judged: map[string]bool{}}
+}
+
+// base is an item's score without its helpfulness factor.
+func base(it TraceItem) float64 {
+	if it.Help > 0 {
+		return it.Score / it.Help
+	}
+	return 0
+}
+
+// before records a held-out question measured before feedback: its
+// outcome (as RunLearning counts it) in both runs, and its candidates.
+func (t *replayTenant) before(run *ReplayRun, line LearningTrace) {
+	cands := append(append([]TraceItem(nil), line.Items...), line.LeftOut...)
+	slices.SortStableFunc(cands, func(a, b TraceItem) int { return cmp.Compare(b.Score, a.Score) })
+	gold := goldSet(line.Gold)
+	ranked := labels(cands)
+	q := LearningQuestion{Category: line.Category, Before: recallAt10(ranked, gold)}
+	var struck []string
+	for i, l := range ranked {
+		if !strings.HasPrefix(l, misleadingLabel) {
+			struck = append(struck, l)
+		} else if q.Kind == "" && i < 10 {
+			q.Kind, _, _ = strings.Cut(strings.TrimPrefix(l, misleadingLabel), ":")
+		}
+	}
+	q.Ceiling = recallAt10(struck, gold)
+	for _, it := range line.Items[:min(10, len(line.Items))] {
+		if strings.HasPrefix(it.Label, misleadingLabel) {
+			t.misled[line.Question] = append(t.misled[line.Question], it.ID)
+		}
+	}
+	t.held[line.Question] = cands
+	run.Live.Held = append(run.Live.Held, q)
+	run.Replayed.Held = append(run.Replayed.Held, q)
+}
+
+// train replays one judged recall's thumb.
+func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, line LearningTrace) {
+	type cand struct {
+		it    TraceItem
+		score float64
+	}
+	var cs []cand
+	for _, it := range line.Items {
+		t.judged[it.ID] = true
+		if s := base(it) * t.factor(scorer, it); s > 0 {
+			cs = append(cs, cand{it, s})
+		}
+	}
+	if len(cs) == 0 {
+		return
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.it.ID, b.it.ID)
+	})
+	judged := make([]learning.JudgedMemory, len(cs))
+	for i, c := range cs {
+		judged[i] = learning.JudgedMemory{ID: c.it.ID, Origin: c.it.Origin, Features: c.it.Of, Evidence: t.evidence(c.it)}
+	}
+	signal := -1.0
+	if *line.Up {
+		signal = 1
+	}
+	held := ""
+	if line.Held != nil {
+		held = line.Held.ID
+	}
+	deltas, rep := fb.Learn(t.reps[line.Rater], signal, judged, held)
+	for k, d := range deltas {
+		t.help[k] = sumHelp(t.help[k], d)
+	}
+	r := t.reps[line.Rater]
+	r.Agree, r.Disagree, r.Votes = r.Agree+rep.Agree, r.Disagree+rep.Disagree, r.Votes+rep.Votes
+	t.reps[line.Rater] = r
+}
+
+// after counts a held-out question measured after feedback: the live
+// outcome from the line, the replayed one by re-ranking the question's
+// candidates.
+func (t *replayTenant) after(scorer *learning.Scorer, run *ReplayRun, line LearningTrace) error {
+	cands, ok := t.held[line.Question]
+	i := t.start + line.Question
+	if !ok || i >= len(run.Live.Held) {
+		return fmt.Errorf("held-out question %d of %s measured after feedback but not before", line.Question, line.Tenant)
+	}
+	gold := goldSet(line.Gold)
+	live := append(append([]TraceItem(nil), line.Items...), line.LeftOut...)
+	slices.SortStableFunc(live, func(a, b TraceItem) int { return cmp.Compare(b.Score, a.Score) })
+	now := make(map[string]TraceItem, len(live))
+	for _, it := range live {
+		now[it.ID] = it
+	}
+	scores := make(map[string]float64, len(cands))
+	for _, it := range cands {
+		b := base(it)
+		if l, ok := now[it.ID]; ok && l.Help > 0 {
+			b = base(l)
+		}
+		scores[it.ID] = b * t.factor(scorer, it)
+	}
+	replayed := append([]TraceItem(nil), cands...)
+	slices.SortStableFunc(replayed, func(a, b TraceItem) int { return cmp.Compare(scores[b.ID], scores[a.ID]) })
+	unjudged := !slices.ContainsFunc(t.misled[line.Question], func(id string) bool { return t.judged[id] })
+	run.Live.Held[i].After, run.Live.Held[i].Unjudged = recallAt10(labels(live), gold), unjudged
+	run.Replayed.Held[i].After, run.Replayed.Held[i].Unjudged = recallAt10(labels(replayed), gold), unjudged
+	return nil
+}
+
+// factor is an item's helpfulness factor under the replayed state.
+func (t *replayTenant) factor(scorer *learning.Scorer, it TraceItem) float64 {
+	f, _, _ := scorer.Helpful(t.evidence(it))
+	return f
+}
+
+// evidence is what the store would read of an item's helpfulness (see
+// engram.FeedbackTx.FindHelpEvidence): its own, its origin's, every
+// memory's, the tenant's main origin's (the origin key with the most
+// evidence, the first such key on a tie), the judged answers', and its
+// features' with the features' reference.
+func (t *replayTenant) evidence(it TraceItem) engram.HelpEvidence {
+	e := engram.HelpEvidence{Memory: t.help[it.ID], Origin: t.help[it.Origin], Origins: t.help[engram.AllOrigins],
+		Answers: t.help[engram.AnswersKey], Kinds: t.help[engram.AllFeatures]}
+	main, most := "", -1.0
+	for k, h := range t.help {
+		if !strings.HasPrefix(k, engram.OriginPrefix) || k == engram.AllOrigins {
+			continue
+		}
+		if n := h.Good + h.Bad; n > most || (n == most && k < main) {
+			main, most = k, n
+		}
+	}
+	if main != "" {
+		e.Main = t.help[main]
+	}
+	for _, f := range it.Of {
+		if h, ok := t.help[f]; ok {
+			if e.Features == nil {
+				e.Features = map[string]engram.Helpfulness{}
+			}
+			e.Features[f] = h
+		}
+	}
+	return e
+}
+
+func sumHelp(a, b engram.Helpfulness) engram.Helpfulness {
+	add := func(x, y engram.Outcomes) engram.Outcomes {
+		return engram.Outcomes{N: x.N + y.N, Sum: x.Sum + y.Sum, Sq: x.Sq + y.Sq}
+	}
+	return engram.Helpfulness{Good: a.Good + b.Good, Bad: a.Bad + b.Bad, With: add(a.With, b.With), Without: add(a.Without, b.Without)}
+}
+
+func goldSet(gold []string) map[string]bool {
+	out := make(map[string]bool, len(gold))
+	for _, g := range gold {
+		out[g] = true
+	}
+	return out
+}
+
+func labels(items []TraceItem) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Label
+	}
+	return out
+}
+
+// PrintReplay writes, per run of the trace, the held-out recovery the
+// live run measured and the replay's.
+func PrintReplay(w io.Writer, runs []ReplayRun, policy learning.Policy) {
+	fmt.Fprintf(w, "Policy %+v. Recall@10 of the held-out questions; recovery = (after − before) / (ceiling − before).\n\n", policy)
+	rec := func(x float64) string {
+		if math.IsNaN(x) {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	header := []string{"run", "questions", "n", "thumbs", "before", "ceiling", "after (live)", "recovery (live)", "after (replay)", "recovery (replay)"}
+	var rows [][]string
+	for _, r := range runs {
+		for _, q := range []struct {
+			name string
+			keep func(LearningQuestion) bool
+		}{
+			{"all held-out", all},
+			{"misled, never judged", func(q LearningQuestion) bool { return q.Kind != "" && q.Unjudged }},
+		} {
+			n, b, c, la, lr := r.Live.Recovery(q.keep)
+			if n == 0 {
+				continue
+			}
+			_, _, _, ra, rr := r.Replayed.Recovery(q.keep)
+			rows = append(rows, []string{r.Run, q.name, fmt.Sprint(n), fmt.Sprint(r.Live.Thumbs), f3(b), f3(c), f3(la), rec(lr), f3(ra), rec(rr)})
+		}
+	}
+	table(w, header, rows)
+}
