@@ -46,6 +46,9 @@ type TraceItem struct {
 	// evidence to, which engram bench replay needs.
 	Origin string   `json:"origin,omitempty"`
 	Of     []string `json:"of,omitempty"`
+	// At is the item's place in the recall's injection order
+	// (engram.Recall.Items, grouped before scored), from 0.
+	At int `json:"at"`
 }
 
 // tracer writes a run's trace lines; a nil tracer writes nothing.
@@ -78,11 +81,13 @@ func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engra
 		line.Gold = append(line.Gold, g)
 	}
 	sort.Strings(line.Gold)
-	items := append([]engram.RecallItem(nil), rec.Items...)
-	sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
-	for _, it := range items {
-		line.Items = append(line.Items, t.item(it))
+	items := make([]TraceItem, len(rec.Items))
+	for i, it := range rec.Items {
+		items[i] = t.item(it)
+		items[i].At = i
 	}
+	sort.SliceStable(items, func(a, b int) bool { return items[a].Score > items[b].Score })
+	line.Items = items
 	if rec.HeldBack != nil {
 		h := t.item(*rec.HeldBack)
 		line.Held = &h

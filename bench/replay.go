@@ -131,8 +131,8 @@ func (t *replayTenant) before(run *ReplayRun, line LearningTrace) {
 		}
 	}
 	q.Ceiling = recallAt10(struck, gold)
-	for _, it := range line.Items[:min(10, len(line.Items))] {
-		if strings.HasPrefix(it.Label, misleadingLabel) {
+	for _, it := range line.Items {
+		if it.At < 10 && strings.HasPrefix(it.Label, misleadingLabel) {
 			t.misled[line.Question] = append(t.misled[line.Question], it.ID)
 		}
 	}
