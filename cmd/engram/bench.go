@@ -303,8 +303,8 @@ var benchVerbs = group{name: "bench", subs: []verb{
 	{name: "bench router", summary: "Router accuracy on the built-in labelled sets (or --data labelled.jsonl)."},
 }}
 
-// benchFlags are the flags each benchmark reads, besides --config,
-// --keep and --cpuprofile: its --help lists only these, and it refuses
+// benchFlags are the flags each benchmark reads, besides --cpuprofile
+// and (all but replay) --config and --keep: its --help lists only these, and it refuses
 // the others rather than ignore them.
 var benchFlags = map[string][]string{
 	"locomo":    {"data", "budget", "split", "hops", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
@@ -320,7 +320,10 @@ var benchFlags = map[string][]string{
 // parseBenchFlags parses args with the flags of benchmark name: its
 // --help shows those, and a flag of another benchmark is refused.
 func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdout io.Writer) error {
-	own := append([]string{"config", "keep", "cpuprofile"}, benchFlags[name]...)
+	own := append([]string{"cpuprofile"}, benchFlags[name]...)
+	if name != "replay" { // replay reads a trace: no store, no config
+		own = append(own, "config", "keep")
+	}
 	shown := newFlags(v)
 	fs.VisitAll(func(f *flag.Flag) {
 		if slices.Contains(own, f.Name) {

@@ -191,7 +191,7 @@ func TestBenchListsWhatItRuns(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"bench", "latency", "--http"}, {"bench", "router", "--budget", "10"}, {"bench", "nosuch"},
-		{"bench", "replay", "--budget", "10"}, {"bench", "replay"}} {
+		{"bench", "replay", "--budget", "10"}, {"bench", "replay", "--keep", "dir"}, {"bench", "replay"}} {
 		if code, _, errs := run(t, nil, args...); code != 1 || errs == "" {
 			t.Errorf("engram %v: exit %d %q", args, code, errs)
 		}
