@@ -57,13 +57,24 @@ type Note struct {
 
 // Stored is a live memory that a note may repeat: its text and terms.
 type Stored struct {
-	Text  string
-	terms map[string]bool
+	Text         string
+	terms, chars map[string]bool
 }
 
 // NewStored prepares text for the repeat rule.
 func NewStored(text string) Stored {
-	return Stored{Text: text, terms: termSet(text)}
+	st := Stored{Text: text, terms: map[string]bool{}, chars: map[string]bool{}}
+	for _, t := range analysis.Terms(text) {
+		st.terms[t] = true
+		if r, _ := utf8.DecodeRuneInString(t); unicode.Is(unicode.Han, r) {
+			for _, c := range t {
+				st.chars[string(c)] = true
+			}
+		} else {
+			st.chars[t] = true
+		}
+	}
+	return st
 }
 
 // Check applies the four rules to n. stored are the live memories in n's
@@ -79,12 +90,12 @@ func Check(n Note, stored []Stored) Verdict {
 	if v := keywordBag(text); v != "" {
 		return Verdict{Specific, v}
 	}
-	terms := termSet(text)
+	note := NewStored(text)
 	for _, s := range stored {
 		if s.Text == n.Content {
 			continue
 		}
-		if jaccard(terms, s.terms) >= RepeatThreshold {
+		if similarity(note, s) >= RepeatThreshold {
 			return Verdict{Repeat, "it repeats a stored memory: " + clip(s.Text, 60)}
 		}
 	}
@@ -120,7 +131,7 @@ var smallTalkZH = []string{
 	"不客气", "没关系", "没问题", "不用谢", "好的", "好吧", "好啊", "好呀", "收到", "明白了", "明白", "知道了", "了解",
 	"再见", "拜拜", "回头见", "辛苦了", "哈哈", "嗯嗯", "嗯", "哦", "啊", "呀", "吧", "呢", "啦", "是的", "对的", "对",
 	"行", "可以", "太好了", "真棒", "厉害", "不错", "好", "早", "在吗", "在的", "你", "大家", "非常", "很", "多",
-	"了", "的", "好久不见",
+	"了", "的", "好久不见", "明天见", "改天见", "下次见", "哈", "嘿", "嗨", "哇", "～", "~",
 }
 
 var smallTalkWords = regexp.MustCompile(`[\p{L}\p{N}']+`)
@@ -174,8 +185,20 @@ var (
 	anchor = regexp.MustCompile(`(?i)\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\b\d{1,2} (jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b(19|20)\d{2}\b|\d{4}年|\d{1,2}月\d{1,2}[日号]`)
 )
 
+// reaction is an opening sentence that only reacts to what was said
+// ("That's great, Caroline!"): it is small talk, and the rule reads the
+// note from the sentence after it.
+var reaction = regexp.MustCompile(`(?i)^(that|this|it|wow|oh|aw+)('s|’s| is| was| sounds| looks| must be| must have been| seems| feels)?( so| really| very| such| totally| just)?( an?)? ?(great|awesome|amazing|cool|nice|wonderful|fantastic|lovely|good|fun|beautiful|incredible|exciting|impressive|sweet|cute|stunning|inspiring|interesting|terrific|brilliant|hard|tough|sad|rough|true)\b[^.!?]*[.!?]+\s*`)
+
 // dangling reports a note that leans on what is not in it.
 func dangling(text, context string) string {
+	for {
+		m := reaction.FindStringIndex(text)
+		if m == nil || m[1] >= len(text) {
+			break
+		}
+		text = text[m[1]:]
+	}
 	if m := danglingEN.FindStringSubmatch(text); m != nil {
 		return "it opens with \"" + m[1] + "\", which points at something the note does not name"
 	}
@@ -220,14 +243,14 @@ var functionEN = map[string]bool{
 
 // functionZH are Chinese characters that mark a sentence: particles,
 // copulas, pronouns and common verbs.
-const functionZH = "的是了在有我你他她它们和与把被要会不没用让给对从到也都就还很说想喜欢爱住叫去做过着得地将为而但或"
+const functionZH = "的是了在有我你他她它们和与把被要不没让给从到也都就还很说想喜欢爱住叫去做着而但或"
 
 // keywordBag reports a note that lists terms without saying anything of
 // them.
 func keywordBag(text string) string {
 	tags := hashtag.FindAllString(text, -1)
 	words := enWord.FindAllString(hashtag.ReplaceAllString(text, " "), -1)
-	han := utf8.RuneCountInString(strings.Join(hanRun.FindAllString(text, -1), ""))
+	han := utf8.RuneCountInString(strings.Join(hanRun.FindAllString(hashtag.ReplaceAllString(text, " "), -1), ""))
 	if len(tags) >= 3 && len(tags) >= len(words)+han/2 {
 		return "it is a run of hashtags"
 	}
@@ -303,10 +326,16 @@ func isBare(seg string) bool {
 // --- repeat: near-duplicates ---
 
 // Similarity is the Jaccard overlap of the analysed terms of a and b
-// (words stemmed and stop words dropped; Chinese as character bigrams):
-// 1 for the same terms, 0 for none shared.
+// (words stemmed and stop words dropped; Chinese as character bigrams), or
+// of their Chinese characters taken one by one when that is higher (so
+// "对花生和海鲜过敏" repeats "对海鲜和花生过敏"): 1 for the same terms, 0 for
+// none shared.
 func Similarity(a, b string) float64 {
-	return jaccard(termSet(a), termSet(b))
+	return similarity(NewStored(a), NewStored(b))
+}
+
+func similarity(a, b Stored) float64 {
+	return max(jaccard(a.terms, b.terms), jaccard(a.chars, b.chars))
 }
 
 func jaccard(sa, sb map[string]bool) float64 {
@@ -320,14 +349,6 @@ func jaccard(sa, sb map[string]bool) float64 {
 		}
 	}
 	return float64(inter) / float64(len(sa)+len(sb)-inter)
-}
-
-func termSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range analysis.Terms(s) {
-		out[t] = true
-	}
-	return out
 }
 
 // QueryTerms are the terms a store search uses to find the memories that
