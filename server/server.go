@@ -46,10 +46,13 @@ type Config struct {
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
 	// Users erases end users (DELETE /v1/users/{id}); nil: no route.
-	Users          engram.UserService
-	Export         Exporter
-	Health         Pinger
-	Limits         Limits
+	Users  engram.UserService
+	Export Exporter
+	Health Pinger
+	Limits Limits
+	// Gate is memory.gate: on holds every memory write to the write gate
+	// (package gate); off holds only writes that ask with "gate": true.
+	Gate           bool
 	Logger         *slog.Logger
 	TrustedProxies []string
 	// Registry receives engram's metrics; /metrics serves it.
