@@ -46,13 +46,10 @@ type Config struct {
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
 	// Users erases end users (DELETE /v1/users/{id}); nil: no route.
-	Users  engram.UserService
-	Export Exporter
-	Health Pinger
-	Limits Limits
-	// Gate is memory.gate: on holds every memory write to the write gate
-	// (package gate); off holds only writes that ask with "gate": true.
-	Gate           bool
+	Users          engram.UserService
+	Export         Exporter
+	Health         Pinger
+	Limits         Limits
 	Logger         *slog.Logger
 	TrustedProxies []string
 	// Registry receives engram's metrics; /metrics serves it.
@@ -82,6 +79,10 @@ type Config struct {
 	Admin    Admin
 	// Transfer, when set, serves GET /v1/export and POST /v1/import.
 	Transfer engram.TransferService
+
+	// Gate is memory.gate: on holds every memory write to the write gate
+	// (package gate); off holds only writes that ask with "gate": true.
+	Gate bool
 
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
