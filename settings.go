@@ -17,13 +17,18 @@ type MemoryConfig struct {
 	// Untrusted is "reject" or "quarantine": what happens to an external
 	// write without provenance (see CheckProvenance).
 	Untrusted string `yaml:"untrusted"`
+	// Gate is "on" or "off": on holds every memory write (POST
+	// /v1/memories, batches, PUT /v1/keys) to the write gate; off only the
+	// writes that send "gate": true.
+	Gate string `yaml:"gate"`
 }
 
 // DefaultMemoryConfig returns the default categories, life, P2, a
-// confidence of 0.5, and refusal of unprovenanced external writes.
+// confidence of 0.5, refusal of unprovenanced external writes, and the
+// write gate off (a write asks for it).
 func DefaultMemoryConfig() MemoryConfig {
 	return MemoryConfig{Categories: append([]string(nil), DefaultCategories...), DefaultCategory: CategoryLife,
-		DefaultPriority: P2, DefaultConfidence: 0.5, Untrusted: "reject"}
+		DefaultPriority: P2, DefaultConfidence: 0.5, Untrusted: "reject", Gate: "off"}
 }
 
 // LimitsConfig bounds what one request or one memory may hold.

@@ -110,6 +110,9 @@ func (c Config) Validate() error {
 	if c.Memory.Untrusted != "reject" && c.Memory.Untrusted != "quarantine" {
 		bad("memory.untrusted", "want reject or quarantine, got %q", c.Memory.Untrusted)
 	}
+	if c.Memory.Gate != "on" && c.Memory.Gate != "off" {
+		bad("memory.gate", "want on or off, got %q", c.Memory.Gate)
+	}
 	if rc := c.Reflector; rc.MinGroup < 2 {
 		bad("reflector.min_group", "must be at least 2")
 	} else if rc.BaseURL != "" {

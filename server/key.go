@@ -25,6 +25,7 @@ type putKeyRequest struct {
 	Importance *float64         `json:"importance"`
 	Priority   *engram.Priority `json:"priority"`
 	ExpiresAt  json.RawMessage  `json:"expires_at"`
+	Gate       *bool            `json:"gate"` // hold the write to the write gate (see Server.gated)
 }
 
 // keyParam reads the key of the URL from the path as sent (wire.PathKey):
@@ -67,6 +68,12 @@ func (s *Server) handlePutKey(c *gin.Context) {
 	if err != nil {
 		writeError(c, err)
 		return
+	}
+	if m, ok := keyGateMemory(key, req.UserID, req.Content); ok && s.gated(req.Gate) {
+		if err := s.checkGate(c.Request.Context(), m); err != nil {
+			writeError(c, err)
+			return
+		}
 	}
 	respondMemory(c)(s.cfg.Memories.SetKey(engram.NewContextWithUser(c.Request.Context(), req.UserID), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,

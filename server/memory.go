@@ -31,6 +31,8 @@ type createMemoryRequest struct {
 	Source        json.RawMessage `json:"source"`
 	SecurityLevel string          `json:"security_level"`
 	ExpiresAt     json.RawMessage `json:"expires_at"`
+	// Gate holds this write to the write gate (see Server.gated).
+	Gate *bool `json:"gate"`
 }
 
 type createMemoryResponse struct {
@@ -45,6 +47,9 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 		return
 	}
 	m, err := s.newMemory(req)
+	if err == nil && s.gated(req.Gate) {
+		err = s.checkGate(c.Request.Context(), m)
+	}
 	if err != nil {
 		writeError(c, err)
 		return
@@ -111,6 +116,9 @@ func (s *Server) handleCreateBatch(c *gin.Context) {
 	keys := make([]string, len(req.Memories))
 	for i, r := range req.Memories {
 		m, err := s.newMemory(r)
+		if err == nil && s.gated(r.Gate) {
+			err = s.checkGate(c.Request.Context(), m)
+		}
 		if err != nil {
 			writeError(c, engram.Errorf(engram.ErrorCode(err), "memories[%d]: %s", i, engram.ErrorMessage(err)))
 			return

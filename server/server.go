@@ -80,6 +80,10 @@ type Config struct {
 	// Transfer, when set, serves GET /v1/export and POST /v1/import.
 	Transfer engram.TransferService
 
+	// Gate is memory.gate: on holds every memory write to the write gate
+	// (package gate); off holds only writes that ask with "gate": true.
+	Gate bool
+
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
 	// copies and background work, not the store, so they never change the

@@ -40,7 +40,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	verb := strings.TrimPrefix(v.name, "bench ")
 	fs := newFlags(v)
 	configPath := fs.String("config", "", "YAML config file")
-	data := fs.String("data", "", "dataset file (locomo: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
+	data := fs.String("data", "", "dataset file (locomo, gate: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
 	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
@@ -77,6 +77,17 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (servers included) to this file")
 	if err := parseBenchFlags(fs, v, verb, args[1:], stdout); err != nil {
 		return err
+	}
+	if verb == "gate" {
+		if *data == "" {
+			return errors.New("bench gate: --data locomo10.json is required")
+		}
+		splits, err := bench.RunGate(*data)
+		if err != nil {
+			return err
+		}
+		bench.PrintGate(stdout, splits)
+		return nil
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -300,6 +311,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 	{name: "bench latency", summary: "Recall latency at scale, in process and over HTTP on a loopback listener (with the round trip\nof GET /healthz beside it), against the engine's bare full-text search."},
 	{name: "bench load", summary: "Concurrent creates, recalls and feedback from clients on one or more servers sharing one database."},
 	{name: "bench reflect", summary: "The reflector and the sleep cycle: correctness on LoCoMo, time at scale, event log folding."},
+	{name: "bench gate", summary: "The write gate on LoCoMo's true turns (what it would refuse) and on bad notes it should refuse\n(--data locomo10.json; tuning and held-out splits)."},
 	{name: "bench router", summary: "Router accuracy on the built-in labelled sets (or --data labelled.jsonl)."},
 }}
 
@@ -315,6 +327,7 @@ var benchFlags = map[string][]string{
 	"load":      {"clients", "duration", "servers", "seed"},
 	"reflect":   {"data", "sizes", "feedback-events"},
 	"router":    {"data"},
+	"gate":      {"data"},
 }
 
 // parseBenchFlags parses args with the flags of benchmark name: its

@@ -54,6 +54,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"bench", "load"}, []string{"-clients", "-duration", "-servers", "-seed"}},
 		{[]string{"bench", "reflect"}, []string{"-sizes", "-feedback-events"}},
 		{[]string{"bench", "router"}, []string{"-data"}},
+		{[]string{"bench", "gate"}, []string{"-data"}},
 	}
 	seen := map[string]bool{}
 	for _, g := range []group{keysVerbs, exportVerbs, mirrorVerbs, benchVerbs} {

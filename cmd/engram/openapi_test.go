@@ -86,7 +86,10 @@ func TestOpenAPIResponses(t *testing.T) {
 	id := created["memory"].(map[string]any)["id"].(string)
 	do("POST", "/v1/memories", `{"content":"User drinks coffee black, no sugar","category":"preference"}`, 200)
 	do("POST", "/v1/memories", `{"content":""}`, 400)
+	do("POST", "/v1/memories", `{"content":"Thanks, sounds good!","gate":true}`, 422)
+	do("POST", "/v1/memories", `{"content":"User's cat Dumpling only eats salmon kibble","gate":true}`, 201)
 	do("POST", "/v1/memories/batch", `{"memories":[{"content":"Standup is at 9:30","category":"work"},{"content":"Sprint review on Fridays","category":"work"},{"content":"Deploys need two approvals","category":"work"}]}`, 200)
+	do("POST", "/v1/memories/batch", `{"memories":[{"content":"standup, sprint, deploys, approvals","gate":true}]}`, 422)
 	do("GET", "/v1/memories?q=coffee&limit=10", "", 200)
 	do("GET", "/v1/memories/"+id, "", 200)
 	do("GET", "/v1/memories/mem_doesnotexist0000000", "", 404)
@@ -107,6 +110,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	do("PUT", "/v1/keys/user/preference/style", `{"content":{"text":"answers in short bullet points"},"source":"chat"}`, 200)
 	do("GET", "/v1/keys/user/preference/style", "", 200)
 	do("PUT", "/v1/keys/kb/doc", `{"content":"x","source":{"kind":"web"}}`, 400)
+	do("PUT", "/v1/keys/user/plan", `{"content":"昨天用户把会议改到了下午。","source":"chat","gate":true}`, 422)
 	do("DELETE", "/v1/keys/user/preference/style", "", 200)
 	do("GET", "/v1/keys/user/preference/style", "", 404)
 
