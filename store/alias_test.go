@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -164,5 +165,40 @@ func TestAliases(t *testing.T) {
 		if m, err := db.FindMemoryByKey(ann, "/user/猫"); err != nil || m.ID != annPet.ID {
 			t.Fatalf("ann's alias stays: %+v %v", m, err)
 		}
+	})
+}
+
+// TestAliasesExportImportReset: aliases travel in an export (with the
+// target's new id on a remapped import) and a reset removes them.
+func TestAliasesExportImportReset(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		src := storetest.Tenant(t, db, "src")
+		mustSetKey(t, db, engram.NewContextWithUser(src, "ann"), "/user/pet", `"a grey cat called Dumpling"`)
+		if _, err := db.SetAlias(engram.NewContextWithUser(src, "ann"), "/user/cat", "/user/pet"); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := db.ExportTenant(src, &out); err != nil {
+			t.Fatal(err)
+		}
+		dst := storetest.Tenant(t, db, "dst")
+		res, err := db.ImportTenant(dst, bytes.NewReader(out.Bytes()), "")
+		if err != nil || res.Records["memory_alias"] != 1 {
+			t.Fatalf("import: %+v %v", res, err)
+		}
+		ann := engram.NewContextWithUser(dst, "ann")
+		m, err := db.FindMemoryByKey(ann, "/user/cat")
+		if err != nil || m.Key != "/user/pet" {
+			t.Fatalf("read through the imported alias: %+v %v", m, err)
+		}
+		if a, err := db.FindAlias(ann, "/user/cat"); err != nil || a.MemoryID != m.ID || !a.Valid {
+			t.Fatalf("imported alias: %+v %v", a, err)
+		}
+		if _, err := db.ResetTenant(dst); err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.FindAlias(ann, "/user/cat")
+		wantAliasCode(t, "alias after a reset", err, engram.ENOTFOUND)
 	})
 }
