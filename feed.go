@@ -18,7 +18,8 @@ type Change struct {
 	Before   *Memory
 	After    *Memory
 	Delta    *MemoryDelta
-	Links    []*Link // the links a link or unlink event made or removed
+	Links    []*Link  // the links a link or unlink event made or removed
+	Aliases  []*Alias // the aliases an alias or unalias event made or removed
 	At       time.Time
 }
 

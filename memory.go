@@ -189,7 +189,10 @@ type MemoryEvent struct {
 	After    *Memory `json:"after,omitempty"`
 	// Links are the links a "link" event made or an "unlink" event
 	// removed (see Link).
-	Links     []*Link   `json:"links,omitempty"`
+	Links []*Link `json:"links,omitempty"`
+	// Aliases are the aliases an "alias" event made or an "unalias"
+	// event removed (see Alias).
+	Aliases   []*Alias  `json:"aliases,omitempty"`
 	Actor     Actor     `json:"actor"`
 	CreatedAt time.Time `json:"created_at"`
 }

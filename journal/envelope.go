@@ -36,6 +36,9 @@ type Envelope struct {
 	// removed; such an envelope is a line of log.jsonl only (the memory's
 	// file keeps the envelope of its last change of content).
 	Links []*engram.Link `json:"links,omitempty"`
+	// Aliases are the aliases an "alias" write made or an "unalias" write
+	// removed; such an envelope is a line of log.jsonl only, like a link's.
+	Aliases []*engram.Alias `json:"aliases,omitempty"`
 }
 
 // view is what an envelope shows of a memory state, without the write's
@@ -72,13 +75,13 @@ func live(m *engram.Memory) bool { return m != nil && m.Valid && !m.Archived }
 // envelopeOf returns the envelope of change c, or nil when c changes
 // nothing an envelope shows.
 func envelopeOf(c *engram.Change) (*Envelope, error) {
-	if len(c.Links) == 0 && viewOf(c.Before) == viewOf(c.After) || c.After == nil {
+	if len(c.Links) == 0 && len(c.Aliases) == 0 && viewOf(c.Before) == viewOf(c.After) || c.After == nil {
 		return nil, nil
 	}
 	m := c.After
 	e := &Envelope{Key: m.Key, TS: c.At.UTC(), Valid: live(m), ID: m.ID, Version: c.Version, Seq: c.Seq,
 		Action: c.Action, Category: m.Category, Type: m.Type, Tags: m.Tags, ExpiresAt: m.ExpiresAt,
-		Content: json.RawMessage("null"), Links: c.Links}
+		Content: json.RawMessage("null"), Links: c.Links, Aliases: c.Aliases}
 	if e.ExpiresAt != nil {
 		t := e.ExpiresAt.UTC()
 		e.ExpiresAt = &t

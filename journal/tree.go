@@ -137,7 +137,7 @@ func (t *tree) apply(c *engram.Change) error {
 			return err
 		}
 	}
-	if len(e.Links) > 0 {
+	if len(e.Links) > 0 || len(e.Aliases) > 0 {
 		return nil
 	}
 	before, after := filePath(c.Before), ""

@@ -59,6 +59,8 @@ type Limits struct {
 // Config holds what New needs.
 type Config struct {
 	Memories engram.MemoryService
+	// Aliases stores key aliases (the alias tool); nil: no tool.
+	Aliases  engram.AliasService
 	Recall   Recaller
 	Feedback engram.FeedbackService
 	// Reflections runs the reflector and reads its write-ups (reflect).

@@ -56,7 +56,7 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 	w := working.New(db, db, routes, rec, storetest.Tokenizer(t), working.Config{Sessions: cfg.Sessions, Limits: lim,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, nil)
 	tools := mcp.New(mcp.Config{
-		Memories: memories, Recall: rec, Feedback: fb, Reflections: refl, Sessions: w, Prompt: w, Auth: db, Health: db, Categories: cfg.Memory.Categories,
+		Memories: memories, Aliases: db, Recall: rec, Feedback: fb, Reflections: refl, Sessions: w, Prompt: w, Auth: db, Health: db, Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, MaxBudget: cfg.Recall.MaxBudget,
 			Keys: lim.KeyLimits()},
 		Version: "test",

@@ -26,6 +26,7 @@ var tools = []func(*toolbox){
 	(*toolbox).addSetMemory,
 	(*toolbox).addForget,
 	(*toolbox).addLink,
+	(*toolbox).addAlias,
 	(*toolbox).addFeedback,
 	(*toolbox).addReflect,
 	(*toolbox).addSessionEvent,

@@ -36,7 +36,7 @@ func newEnv(t testing.TB, engine string) *env {
 	db := storetest.Open(t, engine)
 	lim := configs.Default().Limits
 	s, err := server.New(server.Config{
-		Memories: db, Auth: db, Health: db,
+		Memories: db, Auth: db, Health: db, Aliases: db,
 		Limits: server.Limits{MaxBodyBytes: 1 << 20, MaxJSONDepth: 32, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {

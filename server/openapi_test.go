@@ -51,7 +51,7 @@ func fullServer(t *testing.T) *server.Server {
 			return learning.NewEncoder(w, f), f.Paired(), nil
 		},
 		Sessions: w, Personas: w, Prompt: w, Quotas: db, AdminKey: adminSecret, Admin: db, Transfer: db,
-		Users:  users.New(db, users.Config{Reflections: refl}, nil),
+		Users: users.New(db, users.Config{Reflections: refl}, nil), Aliases: db,
 		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxImportBytes: lim.MaxImportBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {

@@ -45,6 +45,8 @@ type Config struct {
 	Recall      Recaller
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
+	// Aliases stores key aliases (/v1/aliases/…); nil: no routes.
+	Aliases engram.AliasService
 	// Users erases end users (DELETE /v1/users/{id}); nil: no route.
 	Users          engram.UserService
 	Export         Exporter
@@ -162,6 +164,7 @@ func New(cfg Config) (*Server, error) {
 	v1.GET("/memories/:id/impact", s.handleMemoryImpact)
 	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
 	s.addLinkRoutes(v1)
+	s.addAliasRoutes(v1)
 	v1.POST("/route", s.handleRoute)
 	v1.POST("/recall", s.handleRecall)
 	v1.GET("/context", s.handleContext)

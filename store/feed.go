@@ -61,10 +61,10 @@ func (db *DB) appendEvents(ctx context.Context, tx *gorm.DB, tenant string, rows
 	// A row at a time in one prepared statement (see execEach).
 	args := make([][]any, len(rows))
 	for i, r := range rows {
-		args[i] = []any{r.TenantID, r.MemoryID, r.Version, r.Action, r.Before, r.After, r.Delta, r.Actor, r.CreatedAt, r.FeedSeq, r.Links}
+		args[i] = []any{r.TenantID, r.MemoryID, r.Version, r.Action, r.Before, r.After, r.Delta, r.Actor, r.CreatedAt, r.FeedSeq, r.Links, r.Aliases}
 	}
-	if _, err := execEach(tx, `INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq, links)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args); err != nil {
+	if _, err := execEach(tx, `INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq, links, aliases)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args); err != nil {
 		return fmt.Errorf("store: append events: %w", err)
 	}
 	return nil
@@ -73,23 +73,23 @@ func (db *DB) appendEvents(ctx context.Context, tx *gorm.DB, tenant string, rows
 // appendEventsSQL advances the tenant's feed by $1 and inserts the events
 // given as arrays, numbered in array order.
 const appendEventsSQL = `WITH head AS (UPDATE tenants SET feed_seq = feed_seq + $1 WHERE id = $2 RETURNING feed_seq)
-INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq, links)
-SELECT $2, e.memory_id, e.version, e.action, e.before::json, e.after::json, e.delta, e.actor::json, e.created_at, head.feed_seq - $1 + e.n, e.links
-FROM head, unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[])
-	WITH ORDINALITY AS e(memory_id, version, action, before, after, delta, actor, created_at, links, n)`
+INSERT INTO memory_events (tenant_id, memory_id, version, action, before, after, delta, actor, created_at, feed_seq, links, aliases)
+SELECT $2, e.memory_id, e.version, e.action, e.before::json, e.after::json, e.delta, e.actor::json, e.created_at, head.feed_seq - $1 + e.n, e.links, e.aliases
+FROM head, unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[], $12::text[])
+	WITH ORDINALITY AS e(memory_id, version, action, before, after, delta, actor, created_at, links, aliases, n)`
 
 func appendEventsPostgres(ctx context.Context, tx *gorm.DB, tenant string, rows []eventRow) error {
 	n := len(rows)
 	ids, versions, actions := make([]string, n), make([]int64, n), make([]string, n)
 	befores, afters, deltas := make([]*string, n), make([]*string, n), make([]*string, n)
-	actors, times, links := make([]string, n), make([]time.Time, n), make([]*string, n)
+	actors, times, links, aliases := make([]string, n), make([]time.Time, n), make([]*string, n), make([]*string, n)
 	for i, r := range rows {
 		ids[i], versions[i], actions[i] = r.MemoryID, r.Version, r.Action
-		befores[i], afters[i], deltas[i], actors[i], times[i], links[i] = r.Before, r.After, r.Delta, r.Actor, r.CreatedAt, r.Links
+		befores[i], afters[i], deltas[i], actors[i], times[i], links[i], aliases[i] = r.Before, r.After, r.Delta, r.Actor, r.CreatedAt, r.Links, r.Aliases
 	}
 	// Through the connection itself: gorm would spread the slices into
 	// lists of parameters; the driver sends them as arrays.
-	res, err := tx.Statement.ConnPool.ExecContext(ctx, appendEventsSQL, n, tenant, ids, versions, actions, befores, afters, deltas, actors, times, links)
+	res, err := tx.Statement.ConnPool.ExecContext(ctx, appendEventsSQL, n, tenant, ids, versions, actions, befores, afters, deltas, actors, times, links, aliases)
 	if err != nil {
 		return fmt.Errorf("store: append events: %w", err)
 	}
@@ -117,7 +117,7 @@ func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]*engram.Ch
 			return nil, err
 		}
 		c := &engram.Change{Seq: *rows[i].FeedSeq, MemoryID: ev.MemoryID, Version: ev.Version,
-			Action: ev.Action, Before: ev.Before, After: ev.After, Links: ev.Links, At: ev.CreatedAt}
+			Action: ev.Action, Before: ev.Before, After: ev.After, Links: ev.Links, Aliases: ev.Aliases, At: ev.CreatedAt}
 		if rows[i].Delta != nil {
 			if c.Delta, err = rows[i].delta(); err != nil {
 				return nil, err

@@ -18,11 +18,21 @@ import (
 // string, else its "text", "content" or "value" field, else the compact
 // JSON. A source lacking required provenance is refused, or stored under
 // /untrusted/ when the policy quarantines. Keys are per user: the write
-// goes to the key of the context's user ("" the shared key).
+// goes to the key of the context's user ("" the shared key). A key that
+// is the user's alias (and no live key) writes the alias's target.
 func (db *DB) SetKey(ctx context.Context, w engram.KeyWrite) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if key, err := engram.NormalizeKey(w.Key, db.rules.Limits.KeyLimits()); err == nil {
+		row, err := keyRow(db.r.WithContext(ctx), tenant, engram.UserFromContext(ctx), key)
+		if err != nil && engram.ErrorCode(err) != engram.ENOTFOUND {
+			return nil, err
+		}
+		if err == nil && row.Key != nil && *row.Key != key {
+			w.Key = *row.Key
+		}
 	}
 	key, err := db.rules.KeyTarget(w)
 	if err != nil {
@@ -82,7 +92,8 @@ func (db *DB) tombstoneKey(ctx context.Context, tenant, key string, expect *int6
 }
 
 // FindMemoryByKey implements engram.MemoryService. With a user in the
-// context it returns the user's memory at the key, else the shared one.
+// context it returns the user's memory at the key, else the shared one;
+// at each level a live key comes first, then the target of an alias.
 func (db *DB) FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -92,9 +103,9 @@ func (db *DB) FindMemoryByKey(ctx context.Context, key string) (*engram.Memory, 
 		return nil, err
 	}
 	// The user's own memory at the key, else the shared one.
-	row, err := findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ?", key, engram.UserFromContext(ctx))
+	row, err := keyRow(db.r.WithContext(ctx), tenant, engram.UserFromContext(ctx), key)
 	if engram.ErrorCode(err) == engram.ENOTFOUND && engram.UserFromContext(ctx) != "" {
-		row, err = findRow(db.r.WithContext(ctx), tenant, "key = ? AND user_id = ''", key)
+		row, err = keyRow(db.r.WithContext(ctx), tenant, "", key)
 	}
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ type eventRow struct {
 	After     *string
 	Delta     *string // a credit's engram.MemoryDelta; Before and After are NULL then
 	Links     *string // a link or unlink event's []engram.Link (see eventLinks)
+	Aliases   *string // an alias or unalias event's []engram.Alias (see eventAliasesKey)
 	Actor     string
 	CreatedAt time.Time
 	FeedSeq   *int64 // NULL until the transaction's end (see sequence)
@@ -60,6 +61,14 @@ func (db *DB) appendEvent(ctx context.Context, tenant, action string, before, af
 		}
 		s := string(b)
 		ev.Links = &s
+	}
+	if aliases, ok := ctx.Value(eventAliasesKey{}).(*[]*engram.Alias); ok && len(*aliases) > 0 {
+		b, err := json.Marshal(*aliases)
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		ev.Aliases = &s
 	}
 	p, ok := ctx.Value(pendingKey{}).(*pendingEvents)
 	if !ok {
@@ -357,6 +366,11 @@ func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
 	_ = json.Unmarshal([]byte(r.Actor), &ev.Actor)
 	if r.Links != nil {
 		if err := json.Unmarshal([]byte(*r.Links), &ev.Links); err != nil {
+			return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+		}
+	}
+	if r.Aliases != nil {
+		if err := json.Unmarshal([]byte(*r.Aliases), &ev.Aliases); err != nil {
 			return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
 		}
 	}

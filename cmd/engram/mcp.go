@@ -19,7 +19,7 @@ import (
 // `engram mcp` (stdio) and for /mcp on the HTTP server.
 func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) *mcp.Server {
 	return mcp.New(mcp.Config{
-		Memories: s.Memories, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
+		Memories: s.Memories, Aliases: db, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
 		Sessions: s.Working, Prompt: s.Working,
 		Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,

@@ -177,7 +177,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter, Users: services.Users,
+		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter, Users: services.Users, Aliases: db,
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,

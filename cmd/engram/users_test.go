@@ -71,6 +71,7 @@ func writeUser(t *testing.T, do func(method, path, body string) (int, string), u
 		{"POST", "/v1/memories", fmt.Sprintf(`{"content":"I am the %s keeper","category":"life","priority":"P0","user_id":%q}`, w, u)},
 		{"POST", "/v1/memories/batch", fmt.Sprintf(`{"memories":[{"content":"The %s zoo feeds at noon","category":"kb","user_id":%q},{"content":"The %s zoo closes at dusk","category":"kb","user_id":%q}]}`, w, u, w, u)},
 		{"PUT", "/v1/keys/prefs/zoo", fmt.Sprintf(`{"content":{"text":"favourite zoo animal %s"},"source":"test","user_id":%q}`, w, u)},
+		{"PUT", "/v1/aliases/prefs/zoo-" + w, fmt.Sprintf(`{"key":"/prefs/zoo","user_id":%q}`, u)},
 		{"PUT", "/v1/agents/guide/persona?user_id=" + u, fmt.Sprintf(`{"markdown":"You guide the %s zoo."}`, w)},
 		{"POST", "/v1/sessions/s-" + u + "/events", fmt.Sprintf(`{"type":"message","role":"user","content":"tell me about the %s zoo","user_id":%q}`, w, u)},
 	} {

@@ -16,7 +16,7 @@ import (
 )
 
 // Tools are the tools engram serves today, as tools/list names them.
-var Tools = []string{"boot", "feedback", "forget", "link", "prompt", "recall", "reflect", "remember", "session_event", "set_memory", "status"}
+var Tools = []string{"alias", "boot", "feedback", "forget", "link", "prompt", "recall", "reflect", "remember", "session_event", "set_memory", "status"}
 
 // Client is one MCP session with the tools it listed.
 type Client struct {

@@ -137,8 +137,8 @@ func (d *Document) operation(op Operation) (map[string]any, bool) {
 }
 
 // Match finds the documented operation of a request path: a {param}
-// matches one segment, except {key}, engram's key path, which matches
-// the rest of the path.
+// matches one segment, except {key} and {alias}, engram's key paths,
+// which match the rest of the path.
 func (d *Document) Match(method, urlPath string) (Operation, bool) {
 	segs := strings.Split(strings.Trim(urlPath, "/"), "/")
 	for _, op := range d.Operations() {
@@ -154,7 +154,7 @@ func (d *Document) Match(method, urlPath string) (Operation, bool) {
 
 func matchPath(pattern, segs []string) bool {
 	for i, p := range pattern {
-		if p == "{key}" && i == len(pattern)-1 {
+		if (p == "{key}" || p == "{alias}") && i == len(pattern)-1 {
 			return len(segs) > i
 		}
 		if i >= len(segs) {
