@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/engram-memory/engram/gate"
+	"github.com/engram-memory/engram/internal/gate"
 )
 
 //go:embed data/gate/bad_notes.jsonl

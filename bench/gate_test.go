@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-memory/engram/gate"
+	"github.com/engram-memory/engram/internal/gate"
 )
 
 const gateSample = `[{

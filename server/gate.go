@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/gate"
+	"github.com/engram-memory/engram/internal/gate"
 )
 
 // gateCandidates is how many stored memories each search term of the

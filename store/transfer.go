@@ -20,7 +20,7 @@ var _ engram.TransferService = (*DB)(nil)
 
 // recordTypes names the record type of each table in tenantTables.
 var recordTypes = map[string]string{
-	"memories": "memory", "memory_events": "memory_event", "memory_aliases": "memory_alias", "memory_vectors": "memory_vector",
+	"memories": "memory", "memory_events": "memory_event", "memory_aliases": "memory_alias", "memory_links": "memory_link", "memory_vectors": "memory_vector",
 	"recalls": "recall", "interactions": "interaction", "feedback": "feedback",
 	"feedback_credits": "feedback_credit", "pairs": "pair", "reflections": "reflection",
 	"reflection_versions": "reflection_version", "sessions": "session", "session_events": "session_event",
@@ -36,7 +36,7 @@ var remapped = []string{"memories", "recalls", "interactions", "feedback", "pair
 
 // exportOrder orders each table's rows in an export.
 var exportOrder = map[string]string{
-	"memories": "seq", "memory_events": "feed_seq, id", "memory_aliases": "created_at, user_id, alias", "memory_vectors": "memory_id", "feedback": "seq",
+	"memories": "seq", "memory_events": "feed_seq, id", "memory_aliases": "created_at, user_id, alias", "memory_links": "from_id, to_id, relation", "memory_vectors": "memory_id", "feedback": "seq",
 	"interactions": "seq", "pairs": "seq", "reflections": "seq", "reflection_versions": "reflection_id, version",
 	"session_events": "session_id, seq", "feedback_credits": "feedback_id, memory_id",
 }

@@ -103,6 +103,8 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 				[]any{tenant, tenant, userID, orNone(feedback)}},
 			{&res.Events, `DELETE FROM memory_events WHERE tenant_id = ? AND memory_id IN (` + userIDs + `)`, []any{tenant, tenant, userID}},
 			{nil, `DELETE FROM memory_aliases WHERE tenant_id = ? AND user_id = ?`, []any{tenant, userID}},
+			{nil, `DELETE FROM memory_links WHERE tenant_id = ? AND (from_id IN (` + userIDs + `) OR to_id IN (` + userIDs + `))`,
+				[]any{tenant, tenant, userID, tenant, userID}},
 			{&res.Memories, `DELETE FROM memories WHERE tenant_id = ? AND user_id = ?`, []any{tenant, userID}},
 			{&res.SessionItems, `DELETE FROM session_events WHERE tenant_id = ? AND session_id IN ?`, []any{tenant, orNone(sessions)}},
 			{nil, `DELETE FROM working_states WHERE tenant_id = ? AND scope = ? AND scope_id IN ?`, []any{tenant, engram.ScopeSession, orNone(sessions)}},

@@ -323,6 +323,11 @@ func TestForgetUser(t *testing.T) {
 		if len(page.Items) < 5 {
 			t.Fatalf("ann has %d memories: %s", len(page.Items), annList)
 		}
+		// A link between two of ann's memories: its row and the event
+		// that made it go with them.
+		if st, b := do("POST", "/v1/memories/"+page.Items[0].ID+"/links", fmt.Sprintf(`{"to":%q,"relation":"related"}`, page.Items[1].ID)); st != 200 {
+			t.Fatalf("link: %d %s", st, b)
+		}
 
 		st, fb := do("DELETE", "/v1/users/ann", "")
 		if st != 200 {

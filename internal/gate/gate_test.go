@@ -3,7 +3,7 @@ package gate_test
 import (
 	"testing"
 
-	"github.com/engram-memory/engram/gate"
+	"github.com/engram-memory/engram/internal/gate"
 )
 
 func TestCheck(t *testing.T) {
