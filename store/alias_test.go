@@ -178,13 +178,22 @@ func TestAliasesExportImportReset(t *testing.T) {
 		if _, err := db.SetAlias(engram.NewContextWithUser(src, "ann"), "/user/cat", "/user/pet"); err != nil {
 			t.Fatal(err)
 		}
+		// A link rides along too: the food memory points at the pet.
+		pet, err := db.FindMemoryByKey(engram.NewContextWithUser(src, "ann"), "/user/pet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		food := mustSetKey(t, db, engram.NewContextWithUser(src, "ann"), "/user/pet-food", `"salmon kibble"`)
+		if _, err := db.CreateLink(src, engram.Link{From: food.ID, To: pet.ID, Relation: "mentions"}); err != nil {
+			t.Fatal(err)
+		}
 		var out bytes.Buffer
 		if err := db.ExportTenant(src, &out); err != nil {
 			t.Fatal(err)
 		}
 		dst := storetest.Tenant(t, db, "dst")
 		res, err := db.ImportTenant(dst, bytes.NewReader(out.Bytes()), "")
-		if err != nil || res.Records["memory_alias"] != 1 {
+		if err != nil || res.Records["memory_alias"] != 1 || res.Records["memory_link"] != 1 {
 			t.Fatalf("import: %+v %v", res, err)
 		}
 		ann := engram.NewContextWithUser(dst, "ann")
@@ -192,13 +201,22 @@ func TestAliasesExportImportReset(t *testing.T) {
 		if err != nil || m.Key != "/user/pet" {
 			t.Fatalf("read through the imported alias: %+v %v", m, err)
 		}
+		newFood, err := db.FindMemoryByKey(ann, "/user/pet-food")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ls, err := db.FindLinks(dst, m.ID); err != nil || len(ls) != 1 || ls[0].From != newFood.ID || ls[0].Relation != "mentions" {
+			t.Fatalf("imported link: %+v %v", ls, err)
+		}
 		if a, err := db.FindAlias(ann, "/user/cat"); err != nil || a.MemoryID != m.ID || !a.Valid {
 			t.Fatalf("imported alias: %+v %v", a, err)
 		}
-		if _, err := db.ResetTenant(dst); err != nil {
-			t.Fatal(err)
+		reset, err := db.ResetTenant(dst)
+		if err != nil || reset.Removed["memory_links"] != 1 {
+			t.Fatalf("reset: %+v %v", reset, err)
 		}
 		_, err = db.FindAlias(ann, "/user/cat")
 		wantAliasCode(t, "alias after a reset", err, engram.ENOTFOUND)
+
 	})
 }
