@@ -75,9 +75,12 @@ type Config struct {
 	// Categories are the L2 categories (memory.categories), offered to the
 	// model as the choices of a memory's category.
 	Categories []string
-	Limits     Limits
-	Version    string
-	Logger     *slog.Logger
+	// Gate holds remember and set_memory to the write gate (memory.gate:
+	// on), as the REST writes are (gate.Enforce).
+	Gate    bool
+	Limits  Limits
+	Version string
+	Logger  *slog.Logger
 }
 
 // Server holds the tools and serves them over either transport.

@@ -42,7 +42,7 @@ func newEnv(t testing.TB, db *store.DB) *env {
 }
 
 // newEnvWith serves memories (normally the store itself) on db.
-func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env {
+func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService, gated ...bool) *env {
 	t.Helper()
 	cfg := configs.Default()
 	rcfg := router.DefaultConfig()
@@ -59,9 +59,10 @@ func newEnvWith(t testing.TB, db *store.DB, memories engram.MemoryService) *env 
 		Memories: memories, Aliases: db, Recall: rec, Feedback: fb, Reflections: refl, Sessions: w, Prompt: w, Auth: db, Health: db, Categories: cfg.Memory.Categories,
 		Limits: mcp.Limits{MaxArgumentBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, MaxBudget: cfg.Recall.MaxBudget,
 			Keys: lim.KeyLimits()},
-		Version: "test",
+		Version: "test", Gate: len(gated) > 0 && gated[0],
 	})
 	s, err := server.New(server.Config{
+		Gate:     len(gated) > 0 && gated[0],
 		Memories: memories, Auth: db, Health: db, Router: routes, Recall: rec, Feedback: fb, Reflections: refl, MCP: tools.Handler(),
 		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
@@ -258,6 +259,48 @@ func TestErrorsMatchREST(t *testing.T) {
 			if strings.TrimSpace(body) != want {
 				t.Errorf("%s %s: REST says %s, the %s tool %s", tc.method, tc.path, body, tc.tool, want)
 			}
+		}
+	})
+}
+
+// TestGateMatchesREST: with memory.gate on, the tools that write
+// (remember, set_memory) are held to the write gate as the REST writes
+// are: the same note gets the same refusal at both doors, and neither
+// stores anything.
+func TestGateMatchesREST(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		e := newEnvWith(t, db, db, true)
+		k := key(t, e.db, "acme")
+		c := connect(t, k, e.srv.URL)
+		for _, tc := range []struct {
+			method, path, body string
+			tool               string
+		}{
+			{"POST", "/v1/memories", `{"content":"Thanks, Mel!"}`, "remember"},
+			{"POST", "/v1/memories", `{"content":"好的，没问题"}`, "remember"},
+			{"POST", "/v1/memories", `{"content":"She moved there yesterday"}`, "remember"},
+			{"PUT", "/v1/keys/user/note", `{"content":"Thanks, Mel!"}`, "set_memory"},
+		} {
+			status, body := rest(t, e, k, tc.method, tc.path, tc.body)
+			if status != http.StatusUnprocessableEntity || !strings.Contains(body, "write gate") {
+				t.Fatalf("%s %s %s: %d %s", tc.method, tc.path, tc.body, status, body)
+			}
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tc.body), &args); err != nil {
+				t.Fatal(err)
+			}
+			if tc.tool == "set_memory" {
+				args["key"] = strings.TrimPrefix(tc.path, "/v1/keys")
+			}
+			code, msg := c.CallError(t, tc.tool, args)
+			want := `{"error":{"code":"` + code + `","message":` + quote(msg) + `}}`
+			if strings.TrimSpace(body) != want {
+				t.Errorf("%s %s: REST says %s, the %s tool %s", tc.method, tc.path, body, tc.tool, want)
+			}
+		}
+		if _, body := rest(t, e, k, "GET", "/v1/memories", ""); !strings.Contains(body, `"items":[]`) {
+			t.Errorf("the gate let a write through: %s", body)
 		}
 	})
 }

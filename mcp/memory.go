@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/gate"
 	"github.com/engram-memory/engram/internal/wire"
 )
 
@@ -119,6 +120,11 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 	set(&m.Importance, a.Importance)
 	set(&m.Priority, a.Priority)
 	set(&m.AgentID, a.AgentID)
+	if s.cfg.Gate {
+		if err := gate.Enforce(ctx, s.cfg.Memories, m); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.cfg.Memories.CreateMemory(ctx, m)
 	if err != nil {
 		return nil, err
@@ -176,6 +182,11 @@ func (s *Server) setMemory(ctx context.Context, a *setMemoryArgs) (*setMemoryRes
 	expires, err := wire.ParseTime("expires_at", a.ExpiresAt)
 	if err != nil {
 		return nil, err
+	}
+	if gm, ok := gate.KeyMemory(key, engram.UserFromContext(ctx), a.Content); ok && s.cfg.Gate {
+		if err := gate.Enforce(ctx, s.cfg.Memories, gm); err != nil {
+			return nil, err
+		}
 	}
 	m, err := s.cfg.Memories.SetKey(ctx, engram.KeyWrite{
 		Key: key, Content: a.Content, Source: a.Source, AgentID: a.AgentID, Category: a.Category, Tags: a.Tags,

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/gate"
 	"github.com/engram-memory/engram/internal/wire"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if m, ok := keyGateMemory(key, req.UserID, req.Content); ok && s.gated(req.Gate) {
+	if m, ok := gate.KeyMemory(key, req.UserID, req.Content); ok && s.gated(req.Gate) {
 		if err := s.checkGate(c.Request.Context(), m); err != nil {
 			writeError(c, err)
 			return
