@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 
 	"github.com/engram-memory/engram/internal/gate"
 )
@@ -132,29 +130,8 @@ func gateConversation(conv locomoConversation, sp *GateSplit) {
 			}
 		}
 	}
-	type session struct {
-		n     int
-		date  string
-		turns []locomoTurn
-	}
-	var sessions []session
-	for key, val := range conv.Conversation {
-		m := sessionKey.FindStringSubmatch(key)
-		if m == nil {
-			continue
-		}
-		var turns []locomoTurn
-		if json.Unmarshal(val, &turns) != nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		var date string
-		_ = json.Unmarshal(conv.Conversation[key+"_date_time"], &date)
-		sessions = append(sessions, session{n, date, turns})
-	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
 	var stored []gate.Stored
-	for _, s := range sessions {
+	for _, s := range locomoSessions(conv) {
 		for _, t := range s.turns {
 			v := gate.Check(gate.Note{Content: t.Text, Context: s.date}, stored)
 			sp.Turns.add(v)

@@ -362,15 +362,17 @@ func ingestConversation(ctx context.Context, svc Services, conv locomoConversati
 	return storeMemories(ctx, svc, batch, dia)
 }
 
-// turnMemories builds the memories of a conversation's turns, in
-// conversation order, and their dia_ids (see ingestConversation).
-func turnMemories(ctx context.Context, svc Services, conv locomoConversation, plain bool) ([]*engram.Memory, []string, error) {
-	type session struct {
-		n     int
-		date  string
-		turns []locomoTurn
-	}
-	var sessions []session
+// locomoSession is one session of a LoCoMo conversation: its number, its
+// date as the data writes it, and its turns.
+type locomoSession struct {
+	n     int
+	date  string
+	turns []locomoTurn
+}
+
+// locomoSessions returns conv's sessions in order.
+func locomoSessions(conv locomoConversation) []locomoSession {
+	var sessions []locomoSession
 	for key, val := range conv.Conversation {
 		m := sessionKey.FindStringSubmatch(key)
 		if m == nil {
@@ -383,9 +385,16 @@ func turnMemories(ctx context.Context, svc Services, conv locomoConversation, pl
 		n, _ := strconv.Atoi(m[1])
 		var date string
 		_ = json.Unmarshal(conv.Conversation[key+"_date_time"], &date)
-		sessions = append(sessions, session{n, date, turns})
+		sessions = append(sessions, locomoSession{n, date, turns})
 	}
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
+	return sessions
+}
+
+// turnMemories builds the memories of a conversation's turns, in
+// conversation order, and their dia_ids (see ingestConversation).
+func turnMemories(ctx context.Context, svc Services, conv locomoConversation, plain bool) ([]*engram.Memory, []string, error) {
+	sessions := locomoSessions(conv)
 	var batch []*engram.Memory
 	var dia []string
 	for _, s := range sessions {

@@ -2,10 +2,7 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/engram-memory/engram"
@@ -22,33 +19,12 @@ const locomoDate = "3:04 pm on 2 January, 2006"
 // turns each message into an episode itself; nothing is built by hand.
 // It returns memory id → dia_id from the episode ids the posts answer.
 func ingestSessions(ctx context.Context, svc Services, conv locomoConversation) (map[string]string, error) {
-	type session struct {
-		n     int
-		at    *time.Time
-		turns []locomoTurn
-	}
-	var sessions []session
-	for key, val := range conv.Conversation {
-		m := sessionKey.FindStringSubmatch(key)
-		if m == nil {
-			continue
-		}
-		var turns []locomoTurn
-		if json.Unmarshal(val, &turns) != nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		s := session{n: n, turns: turns}
-		var date string
-		_ = json.Unmarshal(conv.Conversation[key+"_date_time"], &date)
-		if t, err := time.Parse(locomoDate, date); err == nil {
-			s.at = &t
-		}
-		sessions = append(sessions, s)
-	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
 	byMemory := map[string]string{}
-	for _, s := range sessions {
+	for _, s := range locomoSessions(conv) {
+		var at *time.Time
+		if t, err := time.Parse(locomoDate, s.date); err == nil {
+			at = &t
+		}
 		id := fmt.Sprintf("%s-s%d", conv.SampleID, s.n)
 		for i := 0; i < len(s.turns); i += 100 {
 			var events []*engram.SessionEvent
@@ -58,7 +34,7 @@ func ingestSessions(ctx context.Context, svc Services, conv locomoConversation) 
 					content += " [shares " + t.BlipCaption + "]"
 				}
 				events = append(events, &engram.SessionEvent{Type: engram.EventMessage, Speaker: t.Speaker, Content: content,
-					At: s.at, MessageID: t.DiaID})
+					At: at, MessageID: t.DiaID})
 			}
 			res, err := svc.Sessions.AppendEvents(ctx, id, engram.EventBatch{Events: events})
 			if err != nil {
