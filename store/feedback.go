@@ -176,8 +176,7 @@ func (db *DB) findRecall(g *gorm.DB, tenant, id string) (*recallRow, error) {
 }
 
 func (r *recallRow) memoryRefs() []engram.MemoryRef {
-	var items []recallItemRef
-	_ = json.Unmarshal([]byte(r.Items), &items)
+	items := r.items()
 	refs := make([]engram.MemoryRef, 0, len(items))
 	for _, it := range items {
 		if !it.HeldBack {
@@ -191,8 +190,7 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 // id of the memory exploration held back ("" when none) and the items
 // whose breakdown marked them pinned, as the recall stored them.
 func (r *recallRow) scores() (map[string]float64, string, map[string]bool) {
-	var items []recallItemRef
-	_ = json.Unmarshal([]byte(r.Items), &items)
+	items := r.items()
 	out := make(map[string]float64, len(items))
 	held := ""
 	pinned := map[string]bool{}
@@ -207,6 +205,19 @@ func (r *recallRow) scores() (map[string]float64, string, map[string]bool) {
 		}
 	}
 	return out, held, pinned
+}
+
+// items returns the recall's stored items, decoded from Items on the
+// first call: a feedback decodes its recall before it waits for its
+// group (see RunFeedback), not in the group's one writer.
+func (r *recallRow) items() []recallItemRef {
+	if r.parsed == nil {
+		_ = json.Unmarshal([]byte(r.Items), &r.parsed)
+		if r.parsed == nil {
+			r.parsed = []recallItemRef{}
+		}
+	}
+	return r.parsed
 }
 
 func mustJSON(v any) string {

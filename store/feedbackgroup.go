@@ -202,7 +202,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				return err
 			}
 		}
-		g := newGroupLearning()
+		g, help := newGroupLearning(), newHelpReads()
 		var events []eventRow
 		for _, m := range batch {
 			if err := m.ctx.Err(); err != nil {
@@ -216,7 +216,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 					return err
 				}
 			}
-			res, own, err := db.applyFeedback(mctx, tx, tenant, m, g)
+			res, own, err := db.applyFeedback(mctx, tx, tenant, m, g, help)
 			if err == nil {
 				// A request given up while its feedback was written gets
 				// nothing written. Its statements ran without its context:
@@ -255,13 +255,14 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 
 // applyFeedback runs one member's workflow in its group's transaction,
 // after the recall it claimed, if any: g is what the group's earlier
-// feedbacks added to helpfulness and reputation; what this one adds is
+// feedbacks added to helpfulness and reputation, help the helpfulness
+// rows the group has read; what this one adds is
 // returned, for the group to take once it succeeded.
-func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning) (*engram.FeedbackResult, *groupLearning, error) {
+func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads) (*engram.FeedbackResult, *groupLearning, error) {
 	if err := insertRecall(tx, m.claimed); err != nil {
 		return nil, nil, err
 	}
-	t := db.newFeedbackTx(tx, tenant, m, g)
+	t := db.newFeedbackTx(tx, tenant, m, g, help)
 	res, err := m.fn(ctx, t)
 	if err != nil {
 		return nil, nil, err

@@ -34,6 +34,9 @@ func (db *DB) RunFeedback(ctx context.Context, recallID string, fn engram.Feedba
 	if err != nil {
 		return nil, err
 	}
+	if rec != nil {
+		rec.items()
+	}
 	m := &feedbackMember{ctx: ctx, recallID: recallID, fn: fn, claimed: claimed, recall: rec, done: make(chan struct{})}
 	db.feedbacks.submit(tenant, m)
 	return m.res, m.err
@@ -53,6 +56,7 @@ type feedbackTx struct {
 	recallID string
 	recall   *recallRow     // the recall recallID names, when read before
 	group    *groupLearning // what the group's earlier feedbacks added
+	help     *helpReads     // the memory_help rows the group has read
 	own      *groupLearning // what this feedback adds
 
 	memories    map[string]*memoryRow // locked by LockMemories, by id
@@ -62,9 +66,9 @@ type feedbackTx struct {
 
 var _ engram.FeedbackTx = (*feedbackTx)(nil)
 
-func (db *DB) newFeedbackTx(tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning) *feedbackTx {
+func (db *DB) newFeedbackTx(tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads) *feedbackTx {
 	return &feedbackTx{db: db, tx: tx, tenant: tenant, id: newID("fb"), now: db.now().UTC(), recallID: m.recallID, recall: m.recall,
-		group: g, own: newGroupLearning(), memories: map[string]*memoryRow{}, answers: map[string]int64{}, reflections: map[string]int64{}}
+		group: g, help: help, own: newGroupLearning(), memories: map[string]*memoryRow{}, answers: map[string]int64{}, reflections: map[string]int64{}}
 }
 
 // FeedbackID implements engram.FeedbackTx.
@@ -229,7 +233,7 @@ func (t *feedbackTx) FindReputation(_ context.Context, rater string) (engram.Rep
 // FindHelpEvidence implements engram.FeedbackTx, with what the group's
 // earlier feedbacks add to it.
 func (t *feedbackTx) FindHelpEvidence(_ context.Context, mems []*engram.Memory) (map[string]engram.HelpEvidence, error) {
-	return helpEvidence(t.tx, t.tenant, mems, t.group.help)
+	return t.help.evidence(t.tx, t.tenant, mems, t.group.help)
 }
 
 // AddLearning implements engram.FeedbackTx: the sums wait in the

@@ -54,14 +54,15 @@ func (reputationRow) TableName() string { return "rater_reputation" }
 // and the tenant's totals of judged answers and of all memories, with
 // what pending (a group's feedbacks not yet written, or nil) adds to them.
 func loadHelp(g *gorm.DB, tenant string, keys []string, pending map[string]*helpRow) (map[string]engram.Helpfulness, error) {
+	return (*helpReads)(nil).load(g, tenant, keys, pending)
+}
+
+// load is loadHelp, reading through c (nil: no cache).
+func (c *helpReads) load(g *gorm.DB, tenant string, keys []string, pending map[string]*helpRow) (map[string]engram.Helpfulness, error) {
 	keys = append([]string{engram.AnswersKey, engram.AllOrigins}, keys...)
-	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, keys).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("store: helpfulness: %w", err)
-	}
-	byID := make(map[string]*helpRow, len(rows))
-	for i := range rows {
-		byID[rows[i].MemoryID] = &rows[i]
+	byID, err := c.rows(g, tenant, keys)
+	if err != nil {
+		return nil, err
 	}
 	for _, k := range keys {
 		if d := pending[k]; d != nil {
@@ -96,6 +97,11 @@ func (r *helpRow) add(d *helpRow) {
 // origins', and the tenant's totals, with what pending adds to them (see
 // loadHelp).
 func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[string]*helpRow) (map[string]engram.HelpEvidence, error) {
+	return (*helpReads)(nil).evidence(g, tenant, mems, pending)
+}
+
+// evidence is helpEvidence, reading through c (nil: no cache).
+func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[string]*helpRow) (map[string]engram.HelpEvidence, error) {
 	keys := make([]string, 0, 2*len(mems)+1)
 	keys = append(keys, engram.AllFeatures)
 	origins := make([]string, len(mems))
@@ -112,11 +118,11 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 			}
 		}
 	}
-	rows, err := loadHelp(g, tenant, keys, pending)
+	rows, err := c.load(g, tenant, keys, pending)
 	if err != nil {
 		return nil, err
 	}
-	main, err := mainOrigin(g, tenant, pending)
+	main, err := c.mainOrigin(g, tenant, pending)
 	if err != nil {
 		return nil, err
 	}
@@ -142,20 +148,16 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 // key; not AllOrigins), the one with the most evidence, good and bad, with
 // what pending adds to it. Which origin is the main one is read from the
 // written rows: a group's pending feedbacks may add to it, never change it.
-func mainOrigin(g *gorm.DB, tenant string, pending map[string]*helpRow) (engram.Helpfulness, error) {
-	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
-		engram.OriginPrefix, originsEnd, engram.AllOrigins).
-		Order("good + bad DESC, memory_id").Limit(1).Find(&rows).Error; err != nil {
-		return engram.Helpfulness{}, fmt.Errorf("store: main origin: %w", err)
+func (c *helpReads) mainOrigin(g *gorm.DB, tenant string, pending map[string]*helpRow) (engram.Helpfulness, error) {
+	main, err := c.main(g, tenant)
+	if err != nil || main == nil {
+		return engram.Helpfulness{}, err
 	}
-	if len(rows) == 0 {
-		return engram.Helpfulness{}, nil
+	r := *main
+	if d := pending[r.MemoryID]; d != nil {
+		r.add(d)
 	}
-	if d := pending[rows[0].MemoryID]; d != nil {
-		rows[0].add(d)
-	}
-	return rows[0].help(), nil
+	return r.help(), nil
 }
 
 // originsEnd is the first key after every origin key: OriginPrefix with

@@ -21,6 +21,8 @@ type recallRow struct {
 	UserID      string
 	SessionID   string
 	CreatedAt   time.Time
+
+	parsed []recallItemRef // Items decoded, once (see items)
 }
 
 func (recallRow) TableName() string { return "recalls" }
@@ -60,7 +62,7 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	}
 	items, _ := json.Marshal(refs)
 	return db.recalls.add(recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),
-		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, UserID: engram.UserFromContext(ctx), SessionID: sessionID, CreatedAt: r.CreatedAt.UTC()}, refs)
+		TokenBudget: r.TokenBudget, TokensUsed: r.TokensUsed, AgentID: agentID, UserID: engram.UserFromContext(ctx), SessionID: sessionID, CreatedAt: r.CreatedAt.UTC(), parsed: refs}, refs)
 }
 
 // PinnedMemories returns the live P0 (identity) memories visible to the

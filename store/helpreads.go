@@ -1,0 +1,90 @@
+package store
+
+import (
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/engram-memory/engram"
+)
+
+// helpReads holds the memory_help rows one feedback group has read. A
+// group writes memory_help only at its end (groupLearning.write), so in
+// its transaction a row read once stays as read: each of the group's
+// feedbacks reads it from here, with what its predecessors added (the
+// group's pending sums) on top, instead of reading it again. A nil
+// *helpReads reads every time.
+type helpReads struct {
+	byKey    map[string]*helpRow // a row as read; nil: there is none
+	top      *helpRow            // the main origin as read (see mainOrigin)
+	readMain bool                // top was read
+}
+
+func newHelpReads() *helpReads {
+	return &helpReads{byKey: map[string]*helpRow{}}
+}
+
+// rows returns a copy of the rows of keys that exist, by key, reading
+// those c has not read.
+func (c *helpReads) rows(g *gorm.DB, tenant string, keys []string) (map[string]*helpRow, error) {
+	missing := keys
+	if c != nil {
+		missing = make([]string, 0, len(keys))
+		for _, k := range keys {
+			if _, ok := c.byKey[k]; !ok {
+				missing = append(missing, k)
+			}
+		}
+	}
+	var rows []helpRow
+	if len(missing) > 0 {
+		if err := g.Where("tenant_id = ? AND memory_id IN ?", tenant, missing).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("store: helpfulness: %w", err)
+		}
+	}
+	byID := make(map[string]*helpRow, len(keys))
+	for i := range rows {
+		byID[rows[i].MemoryID] = &rows[i]
+	}
+	if c == nil {
+		return byID, nil
+	}
+	for _, k := range missing {
+		if r := byID[k]; r != nil {
+			cp := *r
+			c.byKey[k] = &cp
+		} else {
+			c.byKey[k] = nil
+		}
+	}
+	for _, k := range keys {
+		if r := c.byKey[k]; r != nil && byID[k] == nil {
+			cp := *r
+			byID[k] = &cp
+		}
+	}
+	return byID, nil
+}
+
+// main returns the origin row with the most evidence, good and bad, as
+// written (nil when there is none): of the origin rows (keys
+// engram.OriginPrefix + hex, a range of the primary key; not AllOrigins).
+func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
+	if c != nil && c.readMain {
+		return c.top, nil
+	}
+	var rows []helpRow
+	if err := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
+		engram.OriginPrefix, originsEnd, engram.AllOrigins).
+		Order("good + bad DESC, memory_id").Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("store: main origin: %w", err)
+	}
+	var top *helpRow
+	if len(rows) == 1 {
+		top = &rows[0]
+	}
+	if c != nil {
+		c.top, c.readMain = top, true
+	}
+	return top, nil
+}
