@@ -10,14 +10,16 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// creditedRow is a memory a credit moved, and its row.
+// creditedRow is a memory credits moved, its row, and the version the
+// row has in the store (base): m.Version is the one it gets.
 type creditedRow struct {
-	seq int64
-	m   *engram.Memory
+	seq  int64
+	m    *engram.Memory
+	base int64
 }
 
-// creditColumns are the memory columns a credit writes, with their
-// PostgreSQL types; the version goes up by one.
+// creditColumns are the memory columns credits write, with their
+// PostgreSQL types.
 var creditColumns = []struct {
 	name, typ string
 	value     func(m *engram.Memory) any
@@ -31,11 +33,12 @@ var creditColumns = []struct {
 	{"reinforced_at", "timestamptz", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
 	{"learned", "text", func(m *engram.Memory) any { return m.Learned }},
 	{"updated_at", "timestamptz", func(m *engram.Memory) any { return m.UpdatedAt }},
+	{"version", "bigint", func(m *engram.Memory) any { return m.Version }},
 }
 
-// updateCredited writes the credited memories' learned fields in one
-// statement (a CASE on the row per column), each row at the version it
-// was read at plus one. The rows are locked (PostgreSQL) or the writer is
+// updateCredited writes the credited memories' learned fields and
+// version in one statement (a CASE on the row per column), each row at
+// the version it was read at (base). The rows are locked (PostgreSQL) or the writer is
 // alone (SQLite), so none can have moved since it was read; a row that
 // did is a lost race, retried.
 func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
@@ -59,13 +62,13 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 		}
 		q.WriteString(" END")
 	}
-	q.WriteString(", version = version + 1 WHERE ")
+	q.WriteString(" WHERE ")
 	for i, r := range moved {
 		if i > 0 {
 			q.WriteString(" OR ")
 		}
 		q.WriteString("(seq = ? AND version = ?)")
-		args = append(args, r.seq, r.m.Version-1)
+		args = append(args, r.seq, r.base)
 	}
 	res := tx.Exec(q.String(), args...)
 	if res.Error != nil {
@@ -82,17 +85,20 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 func updateCreditedEach(tx *gorm.DB, moved []creditedRow) error {
 	var q strings.Builder
 	q.WriteString("UPDATE memories SET ")
-	for _, c := range creditColumns {
-		q.WriteString(c.name + " = ?, ")
+	for i, c := range creditColumns {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(c.name + " = ?")
 	}
-	q.WriteString("version = version + 1 WHERE seq = ? AND version = ?")
+	q.WriteString(" WHERE seq = ? AND version = ?")
 	args := make([][]any, len(moved))
 	for i, r := range moved {
 		a := make([]any, 0, len(creditColumns)+2)
 		for _, c := range creditColumns {
 			a = append(a, c.value(r.m))
 		}
-		args[i] = append(a, r.seq, r.m.Version-1)
+		args[i] = append(a, r.seq, r.base)
 	}
 	affected, err := execEach(tx, q.String(), args)
 	if err != nil {

@@ -202,7 +202,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				return err
 			}
 		}
-		g, help := newGroupLearning(), newHelpReads()
+		g, help, writes := newGroupLearning(), newHelpReads(), newGroupWrites()
 		var events []eventRow
 		for _, m := range batch {
 			if err := m.ctx.Err(); err != nil {
@@ -216,7 +216,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 					return err
 				}
 			}
-			res, own, err := db.applyFeedback(mctx, tx, tenant, m, g, help)
+			res, t, err := db.applyFeedback(mctx, tx, tenant, m, g, help, writes)
 			if err == nil {
 				// A request given up while its feedback was written gets
 				// nothing written. Its statements ran without its context:
@@ -235,13 +235,17 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 			} else {
 				m.res = res
 				events = append(events, p.rows...)
-				g.merge(own)
+				g.merge(t.own)
+				writes.merge(t.writes)
 			}
 			if !alone {
 				if err := tx.Exec("RELEASE SAVEPOINT feedback").Error; err != nil {
 					return err
 				}
 			}
+		}
+		if err := writes.flush(db, tx); err != nil {
+			return err
 		}
 		if err := g.write(db, tx, tenant); err != nil {
 			return err
@@ -256,18 +260,20 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 // applyFeedback runs one member's workflow in its group's transaction,
 // after the recall it claimed, if any: g is what the group's earlier
 // feedbacks added to helpfulness and reputation, help the helpfulness
-// rows the group has read; what this one adds is
-// returned, for the group to take once it succeeded.
-func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads) (*engram.FeedbackResult, *groupLearning, error) {
+// rows the group has read, writes what the group's credits wrote; what
+// this one adds (t.own, t.writes) is returned, for the group to take once
+// it succeeded.
+func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads,
+	writes *groupWrites) (*engram.FeedbackResult, *feedbackTx, error) {
 	if err := insertRecall(tx, m.claimed); err != nil {
 		return nil, nil, err
 	}
-	t := db.newFeedbackTx(tx, tenant, m, g, help)
+	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
 	res, err := m.fn(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	return res, t.own, nil
+	return res, t, nil
 }
 
 // lockGroupMemories locks, in id order, the memories the recalls of the

@@ -57,18 +57,19 @@ type feedbackTx struct {
 	recall   *recallRow     // the recall recallID names, when read before
 	group    *groupLearning // what the group's earlier feedbacks added
 	help     *helpReads     // the memory_help rows the group has read
+	shared   *groupWrites   // what the group's earlier feedbacks wrote
+	writes   *groupWrites   // what this feedback writes
 	own      *groupLearning // what this feedback adds
 
-	memories    map[string]*memoryRow // locked by LockMemories, by id
-	answers     map[string]int64      // interaction seq, by id
-	reflections map[string]int64      // reflection seq, by id
+	answers     map[string]int64 // interaction seq, by id
+	reflections map[string]int64 // reflection seq, by id
 }
 
 var _ engram.FeedbackTx = (*feedbackTx)(nil)
 
-func (db *DB) newFeedbackTx(tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads) *feedbackTx {
+func (db *DB) newFeedbackTx(tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads, shared *groupWrites) *feedbackTx {
 	return &feedbackTx{db: db, tx: tx, tenant: tenant, id: newID("fb"), now: db.now().UTC(), recallID: m.recallID, recall: m.recall,
-		group: g, help: help, own: newGroupLearning(), memories: map[string]*memoryRow{}, answers: map[string]int64{}, reflections: map[string]int64{}}
+		group: g, help: help, shared: shared, writes: newGroupWrites(), own: newGroupLearning(), answers: map[string]int64{}, reflections: map[string]int64{}}
 }
 
 // FeedbackID implements engram.FeedbackTx.
@@ -129,32 +130,55 @@ func (t *feedbackTx) FindRecallScores(_ context.Context, id string) (*engram.Rec
 	return &engram.RecallScores{Query: rec.Query, Scores: scores, Injected: rec.memoryRefs(), HeldBack: held, Pinned: pinned}, nil
 }
 
-// FindMemory implements engram.FeedbackTx.
+// FindMemory implements engram.FeedbackTx, with what the group's
+// credits did to the memory so far.
 func (t *feedbackTx) FindMemory(_ context.Context, id string) (*engram.Memory, error) {
 	row, err := findRow(t.tx, t.tenant, "id = ?", id)
 	if err != nil {
 		return nil, err
 	}
-	return row.toMemory(), nil
+	return t.withLearned(row.toMemory()), nil
 }
 
-// LockMemories implements engram.FeedbackTx in one statement, by id alone
-// (rows of other tenants are dropped after the read).
+// LockMemories implements engram.FeedbackTx: the memories the group has
+// read are taken as its credits left them, the others read in one
+// statement, by id alone (rows of other tenants are dropped after the
+// read), and kept for the group.
 func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Memory, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	ids = append([]string(nil), ids...)
 	sort.Strings(ids)
-	rows, err := findCredited(t.db.dialect.forUpdate(t.tx).Where("id IN ?", ids).Order("id"))
-	if err != nil {
-		return nil, fmt.Errorf("store: memories to credit: %w", err)
+	var missing []string
+	for _, id := range ids {
+		if t.view(id) == nil {
+			missing = append(missing, id)
+		}
 	}
-	out := make([]*engram.Memory, 0, len(rows))
-	for i := range rows {
-		if rows[i].TenantID == t.tenant {
-			t.memories[rows[i].ID] = &rows[i]
-			out = append(out, rows[i].toMemory())
+	if len(missing) > 0 {
+		rows, err := findCredited(t.db.dialect.forUpdate(t.tx).Where("id IN ?", missing).Order("id"))
+		if err != nil {
+			return nil, fmt.Errorf("store: memories to credit: %w", err)
+		}
+		for i := range rows {
+			if rows[i].TenantID != t.tenant {
+				continue
+			}
+			p := &pendingMemory{seq: rows[i].Seq, m: rows[i].toMemory()}
+			if t.writes.dropped[p.m.ID] {
+				t.writes.mems[p.m.ID] = p
+			} else {
+				t.shared.mems[p.m.ID] = p
+			}
+		}
+	}
+	out := make([]*engram.Memory, 0, len(ids))
+	for _, id := range ids {
+		if p := t.view(id); p != nil {
+			cp := *p.m
+			cp.Tags = append([]string(nil), p.m.Tags...)
+			out = append(out, &cp)
 		}
 	}
 	return out, nil
@@ -177,38 +201,31 @@ func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string,
 	for _, c := range counts {
 		used[c.MemoryID] = c.N
 	}
+	t.pendingCredits(rater, ids, since, used)
 	return used, nil
 }
 
-// WriteCredits implements engram.FeedbackTx in a fixed number of
-// statements however many memories moved: their learned fields in one
-// (see updateCredited), the credits in another (insertCredits); the delta
-// events go with the group's events.
+// WriteCredits implements engram.FeedbackTx without a statement: the
+// moved memories and the credits wait in the feedback's groupWrites, for
+// the group to write each memory once and all credits in one statement
+// at its end (groupWrites.flush); the delta events go with the group's
+// events.
 func (t *feedbackTx) WriteCredits(ctx context.Context, w engram.CreditWrite) error {
 	now := t.db.now().UTC().Truncate(time.Microsecond)
-	moved := make([]creditedRow, 0, len(w.Moved))
 	for _, m := range w.Moved {
-		row := t.memories[m.ID]
-		if row == nil {
+		p := t.view(m.ID)
+		if p == nil {
 			return fmt.Errorf("store: credit of memory %s, which was not locked", m.ID)
 		}
-		before := row.toMemory()
-		m.Version, m.UpdatedAt = before.Version+1, now
-		moved = append(moved, creditedRow{seq: row.Seq, m: m})
+		before := p.m
+		t.credit(p, m, now)
 		if err := t.db.appendDelta(ctx, t.tenant, m.ID, m.Version, engram.DeltaOf(w.FeedbackID, before, m)); err != nil {
 			return err
 		}
 	}
-	if err := t.db.updateCredited(t.tx, moved); err != nil {
-		return err
-	}
-	credits := make([]creditRow, len(w.Credits))
-	for i, c := range w.Credits {
-		credits[i] = creditRow{FeedbackID: w.FeedbackID, TenantID: t.tenant, MemoryID: c.ID, Rater: w.Rater, Signal: w.Signal,
-			Applied: c.Applied, CreatedAt: w.At}
-	}
-	if err := t.db.insertCredits(t.tx, credits); err != nil {
-		return fmt.Errorf("store: save credits: %w", err)
+	for _, c := range w.Credits {
+		t.writes.credits = append(t.writes.credits, creditRow{FeedbackID: w.FeedbackID, TenantID: t.tenant, MemoryID: c.ID, Rater: w.Rater,
+			Signal: w.Signal, Applied: c.Applied, CreatedAt: w.At})
 	}
 	return nil
 }
@@ -368,10 +385,15 @@ func (t *feedbackTx) CreateMemory(ctx context.Context, m *engram.Memory) (*engra
 }
 
 // SupersedeMemories implements engram.FeedbackTx, in id order (the one
-// lock order of every writer).
+// lock order of every writer), after writing what the group's credits did
+// to those memories (see writeThrough).
 func (t *feedbackTx) SupersedeMemories(ctx context.Context, ids []string, by string) error {
 	ids = append([]string(nil), ids...)
 	sort.Strings(ids)
+	if err := t.writeThrough(ids); err != nil {
+		return err
+	}
+	defer t.drop(ids)
 	for _, id := range ids {
 		if _, err := t.db.mutateTx(ctx, t.tx, t.tenant, "id = ?", id, nil, engram.ActionFeedback, func(_ *gorm.DB, m *engram.Memory) (bool, error) {
 			if !m.Valid || (m.NeedsRevision && m.SupersededBy == by) {
