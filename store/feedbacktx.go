@@ -141,9 +141,10 @@ func (t *feedbackTx) FindMemory(_ context.Context, id string) (*engram.Memory, e
 }
 
 // LockMemories implements engram.FeedbackTx: the memories the group has
-// read are taken as its credits left them, the others read in one
-// statement, by id alone (rows of other tenants are dropped after the
-// read), and kept for the group.
+// read (and locked) are taken as its credits left them, the others read
+// and locked in one statement, by id alone (rows of other tenants are
+// dropped after the read), and kept for the group once the feedback
+// succeeds.
 func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Memory, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -165,12 +166,9 @@ func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Me
 			if rows[i].TenantID != t.tenant {
 				continue
 			}
-			p := &pendingMemory{seq: rows[i].Seq, m: rows[i].toMemory()}
-			if t.writes.dropped[p.m.ID] {
-				t.writes.mems[p.m.ID] = p
-			} else {
-				t.shared.mems[p.m.ID] = p
-			}
+			// The feedback's own until it succeeds: rolled back to its
+			// savepoint, it gives up the row's lock (PostgreSQL) too.
+			t.writes.mems[rows[i].ID] = &pendingMemory{seq: rows[i].Seq, m: rows[i].toMemory()}
 		}
 	}
 	out := make([]*engram.Memory, 0, len(ids))
