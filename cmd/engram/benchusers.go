@@ -120,6 +120,18 @@ func (h *usersHost) Snapshot(ctx context.Context, tenant string) error {
 	return h.main.index.Snapshot(tctx)
 }
 
+func (h *usersHost) Warm(ctx context.Context) error {
+	if h.main == nil {
+		return errors.New("bench users: no server running")
+	}
+	select {
+	case <-h.main.Warmed():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (h *usersHost) Stop() error {
 	if h.main == nil {
 		return nil
