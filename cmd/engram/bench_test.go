@@ -64,7 +64,8 @@ func TestUsersHarness(t *testing.T) {
 		for _, want := range []string{engine + ": 30 users × 4 memories", "| warm recall of a user in the big tenant (30 users × 4) | 6 |",
 			"| first recall of a user in the warm big tenant | 2 |", "| fresh server: first recall of a tenant holding one user | 3 |",
 			"| fresh server, after its preload: first recall of a user in the big tenant | 3 |",
-			"warm p99, big tenant / alone:", "| all 6 small tenants warmed |"} {
+			"warm p99, big tenant / alone:", "| all 6 small tenants warmed |",
+			"| recall of a user in the big tenant after all small tenants warmed | 3 |"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("no %q in\n%s", want, out.String())
 			}
