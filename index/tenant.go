@@ -150,7 +150,7 @@ func (t *tenant) reset() {
 // budget, not an exact count.
 const (
 	docBytes     = 64 + 4 + 24 + 4 // doc, its length, its byID slots and its byUser entry
-	termBytes    = 96              // map entry, postings header
+	termBytes    = 150             // map entry, postings header, and its two smallest slices (BenchmarkSmallTenant: the heap of a 100-memory tenant)
 	postingBytes = 6
 	userBytes    = 80 // a byUser entry: map slot and slice header (its docs are in docBytes)
 )
