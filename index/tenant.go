@@ -128,6 +128,7 @@ type tenant struct {
 	strBytes int64 // bytes of ids, agents and terms held
 
 	bytes atomic.Int64 // estimated memory, refreshed after each sync
+	big   atomic.Bool  // holds a snapshot file's worth of memories (see bound), refreshed after each sync
 	rows  rowCache
 }
 
