@@ -136,6 +136,7 @@ func (ix *Index) read(ctx context.Context, fn func(*tenant) error) error {
 		}
 		err := ix.sync(ctx, id, t, arrived)
 		t.bytes.Store(t.estimate())
+		t.big.Store(t.liveDocs >= snapshotMinDocs)
 		t.mu.Unlock()
 		if err != nil {
 			return err
@@ -169,6 +170,9 @@ func (ix *Index) tenant(id string) *tenant {
 
 // bound drops the least recently used tenants other than keep while the
 // indexes together exceed the memory bound; a tenant in use is skipped.
+// Small tenants go first: a big one (a snapshot file's worth of memories)
+// takes seconds to load again, a small one milliseconds, so a crowd of
+// small tenants cycles through memory before a big one is dropped.
 func (ix *Index) bound(keep string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -176,17 +180,19 @@ func (ix *Index) bound(keep string) {
 	for _, t := range ix.tenants {
 		total += t.bytes.Load()
 	}
-	for e := ix.lru.Back(); e != nil && total > ix.cfg.MaxBytes; {
-		prev := e.Prev()
-		id := e.Value.(string)
-		if v := ix.tenants[id]; id != keep && v.mu.TryLock() {
-			v.evicted = true
-			total -= v.bytes.Load()
-			ix.lru.Remove(e)
-			delete(ix.tenants, id)
-			v.mu.Unlock()
+	for _, bigToo := range []bool{false, true} {
+		for e := ix.lru.Back(); e != nil && total > ix.cfg.MaxBytes; {
+			prev := e.Prev()
+			id := e.Value.(string)
+			if v := ix.tenants[id]; id != keep && (bigToo || !v.big.Load()) && v.mu.TryLock() {
+				v.evicted = true
+				total -= v.bytes.Load()
+				ix.lru.Remove(e)
+				delete(ix.tenants, id)
+				v.mu.Unlock()
+			}
+			e = prev
 		}
-		e = prev
 	}
 }
 

@@ -128,6 +128,7 @@ type tenant struct {
 	strBytes int64 // bytes of ids, agents and terms held
 
 	bytes atomic.Int64 // estimated memory, refreshed after each sync
+	big   atomic.Bool  // holds a snapshot file's worth of memories (see bound), refreshed after each sync
 	rows  rowCache
 }
 
@@ -150,7 +151,7 @@ func (t *tenant) reset() {
 // budget, not an exact count.
 const (
 	docBytes     = 64 + 4 + 24 + 4 // doc, its length, its byID slots and its byUser entry
-	termBytes    = 96              // map entry, postings header
+	termBytes    = 150             // map entry, postings header, and its two smallest slices (BenchmarkSmallTenant: the heap of a 100-memory tenant)
 	postingBytes = 6
 	userBytes    = 80 // a byUser entry: map slot and slice header (its docs are in docBytes)
 )

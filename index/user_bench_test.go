@@ -2,6 +2,9 @@ package index
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -104,4 +107,54 @@ func TestUserSnapshot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkSmallTenant loads a tenant of 100 memories of generated
+// English and Chinese text, as a cold small tenant's first recall does
+// (the index's part, without the store's read), and reports the
+// tenant's estimated bytes (which index.max_mb counts) beside the live
+// heap a thousand such tenants hold.
+func BenchmarkSmallTenant(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.1, 2, 4999)
+	han := []rune("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经")
+	ms := make([]*engram.Memory, 100)
+	for i := range ms {
+		var words []string
+		for range 8 + rng.IntN(24) {
+			if i%2 == 0 {
+				words = append(words, fmt.Sprintf("w%d", zipf.Uint64()))
+			} else {
+				words = append(words, string([]rune{han[rng.IntN(len(han))], han[rng.IntN(len(han))]}))
+			}
+		}
+		ms[i] = &engram.Memory{ID: fmt.Sprintf("mem_%03d", i), Content: strings.Join(words, " "), Category: "life", Version: 1, Valid: true}
+	}
+	load := func() *tenant {
+		t := newTenant(0)
+		for _, m := range ms {
+			t.put(m)
+		}
+		return t
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	held := make([]*tenant, 1000)
+	for i := range held {
+		held[i] = load()
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(held))
+	est := float64(held[0].estimate())
+	b.ReportAllocs()
+	for b.Loop() {
+		load()
+	}
+	b.ReportMetric(est, "est-bytes/tenant")
+	b.ReportMetric(heap, "heap-bytes/tenant")
+	b.ReportMetric(float64(len(held[0].post)), "terms/tenant")
+	b.ReportMetric(float64(held[0].nPost), "postings/tenant")
+	runtime.KeepAlive(held)
 }

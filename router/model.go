@@ -3,25 +3,49 @@ package router
 import "math"
 
 // model is one tenant's multinomial naive Bayes: term counts per category.
+// The counts are one flat map keyed by term and category rather than a
+// map per term: a tenant of a hundred memories holds a thousand terms or
+// more, and a map per term cost a few hundred bytes each. The keys'
+// categories are interned (cats), so that they hold one copy of each name.
 type model struct {
-	docs   int                       // labelled documents
-	tokens map[string]int            // term occurrences per category
-	counts map[string]map[string]int // term → category → occurrences
+	docs   int               // labelled documents
+	tokens map[string]int    // term occurrences per category
+	cats   map[string]string // each category's one copy
+	vocab  map[string]int    // term → categories it occurs in
+	counts map[termCat]int   // occurrences of a term in a category
+}
+
+type termCat struct {
+	term string
+	cat  string
 }
 
 func newModel() *model {
-	return &model{tokens: map[string]int{}, counts: map[string]map[string]int{}}
+	return &model{tokens: map[string]int{}, cats: map[string]string{}, vocab: map[string]int{}, counts: map[termCat]int{}}
+}
+
+// cat returns the model's copy of category, keeping it if new.
+func (m *model) cat(category string) string {
+	c, ok := m.cats[category]
+	if !ok {
+		c = category
+		m.cats[c] = c
+	}
+	return c
 }
 
 func (m *model) add(category string, terms []string) {
 	m.docs++
+	c := category
+	if len(terms) > 0 {
+		c = m.cat(category)
+	}
 	for _, t := range terms {
-		byCat := m.counts[t]
-		if byCat == nil {
-			byCat = map[string]int{}
-			m.counts[t] = byCat
+		k := termCat{t, c}
+		if m.counts[k] == 0 {
+			m.vocab[t]++
 		}
-		byCat[category]++
+		m.counts[k]++
 		m.tokens[category]++
 	}
 }
@@ -34,21 +58,22 @@ func (m *model) remove(category string, terms []string) {
 		need[t]++
 	}
 	for t, n := range need {
-		if m.counts[t][category] < n {
+		if m.counts[termCat{t, category}] < n {
 			return
 		}
 	}
 	m.docs--
 	for t, n := range need {
-		byCat := m.counts[t]
-		if byCat[category] -= n; byCat[category] == 0 {
-			delete(byCat, category)
-			if len(byCat) == 0 {
-				delete(m.counts, t)
+		k := termCat{t, category}
+		if m.counts[k] -= n; m.counts[k] == 0 {
+			delete(m.counts, k)
+			if m.vocab[t]--; m.vocab[t] == 0 {
+				delete(m.vocab, t)
 			}
 		}
 		if m.tokens[category] -= n; m.tokens[category] == 0 {
 			delete(m.tokens, category)
+			delete(m.cats, category)
 		}
 	}
 }
@@ -70,12 +95,12 @@ func learnable(terms []string) []string {
 // logLikelihood is Σ log P(t | category) over the terms the tenant knows,
 // with add-one smoothing over its vocabulary.
 func (m *model) logLikelihood(category string, terms []string) float64 {
-	vocab := float64(len(m.counts))
+	vocab := float64(len(m.vocab))
 	denom := math.Log(float64(m.tokens[category]) + vocab)
 	var ll float64
 	for _, t := range terms {
-		if byCat, ok := m.counts[t]; ok {
-			ll += math.Log(float64(byCat[category])+1) - denom
+		if m.vocab[t] > 0 {
+			ll += math.Log(float64(m.counts[termCat{t, category}])+1) - denom
 		}
 	}
 	return ll

@@ -41,7 +41,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	fs := newFlags(v)
 	configPath := fs.String("config", "", "YAML config file")
 	data := fs.String("data", "", "dataset file (locomo, gate: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
-	budget := fs.Int("budget", 8000, "token budget of each recall (locomo)")
+	budget := fs.Int("budget", 8000, "token budget of each recall (locomo, users)")
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
 	budgets := fs.String("budgets", "500,2000", "comma-separated token budgets (latency)")
 	queries := fs.Int("queries", 300, "recalls per size and budget (latency); recalls per figure (knowledge; 0: everyone)")
@@ -74,6 +74,12 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
+	users := fs.Int("users", 100000, "users: end users in the big tenant")
+	perUser := fs.Int("per-user", 20, "users: memories of each end user")
+	tenants := fs.Int("tenants", 10000, "users: small tenants")
+	perTenant := fs.Int("per-tenant", 100, "users: memories of each small tenant")
+	sample := fs.Int("sample", 200, "users: users and tenants timed cold (each one's first recall), and warm")
+	warmRounds := fs.Int("warm-rounds", 5, "users: warm recalls of each sampled user and tenant")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (servers included) to this file")
 	if err := parseBenchFlags(fs, v, verb, args[1:], stdout); err != nil {
 		return err
@@ -113,6 +119,13 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories}, stdout)
+	}
+	if verb == "users" {
+		if *users < 1 || *perUser < 1 || *tenants < 1 || *perTenant < 1 || *sample < 1 || *warmRounds < 1 {
+			return errors.New("bench users: --users, --per-user, --tenants, --per-tenant, --sample and --warm-rounds must be positive")
+		}
+		return runUsers(ctx, cfg, *keep, bench.UsersOptions{Users: *users, PerUser: *perUser, Tenants: *tenants, PerTenant: *perTenant,
+			Sample: *sample, Rounds: *warmRounds, Budget: *budget, Seed: 1}, stdout)
 	}
 	cfg.DataDir = *keep
 	if cfg.DataDir == "" {
@@ -310,6 +323,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 	{name: "bench knowledge", summary: "Knowledge updates on generated people sharing surnames, cities, pets and jobs: the new value\nabove the stale one, with the knowledge update on and off."},
 	{name: "bench latency", summary: "Recall latency at scale, in process and over HTTP on a loopback listener (with the round trip\nof GET /healthz beside it), against the engine's bare full-text search."},
 	{name: "bench load", summary: "Concurrent creates, recalls and feedback from clients on one or more servers sharing one database."},
+	{name: "bench users", summary: "Per-user recall at scale over HTTP: a user of a tenant of many users beside the same user alone\nin a tenant, many small tenants, cold first recalls, and the server's memory."},
 	{name: "bench reflect", summary: "The reflector and the sleep cycle: correctness on LoCoMo, time at scale, event log folding."},
 	{name: "bench gate", summary: "The write gate on LoCoMo's true turns (what it would refuse) and on bad notes it should refuse\n(--data locomo10.json; tuning and held-out splits)."},
 	{name: "bench router", summary: "Router accuracy on the built-in labelled sets (or --data labelled.jsonl)."},
@@ -326,6 +340,7 @@ var benchFlags = map[string][]string{
 	"latency":   {"sizes", "budgets", "queries"},
 	"load":      {"clients", "duration", "servers", "seed"},
 	"reflect":   {"data", "sizes", "feedback-events"},
+	"users":     {"users", "per-user", "tenants", "per-tenant", "sample", "warm-rounds", "budget"},
 	"router":    {"data"},
 	"gate":      {"data"},
 }

@@ -42,3 +42,33 @@ func TestLoadHarness(t *testing.T) {
 		}
 	})
 }
+
+// TestUsersHarness: a small users run (each engine) seeds its tenants,
+// answers every recall over HTTP on two fresh servers one after the other,
+// and prints its figures and the server's memory.
+func TestUsersHarness(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		environ := []string{"ENGRAM_STORE_DRIVER=" + engine}
+		if engine == "postgres" {
+			environ = append(environ, "ENGRAM_STORE_DSN="+os.Getenv(storetest.PostgresEnv))
+		}
+		cfg, err := configs.Load("", environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		opt := bench.UsersOptions{Users: 30, PerUser: 4, Tenants: 6, PerTenant: 5, Sample: 3, Rounds: 2, Budget: 500, Seed: 1}
+		if err := runUsers(context.Background(), cfg, t.TempDir(), opt, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{engine + ": 30 users × 4 memories", "| warm recall of a user in the big tenant (30 users × 4) | 6 |",
+			"| first recall of a user in the warm big tenant | 2 |", "| fresh server: first recall of a tenant holding one user | 3 |",
+			"| fresh server, after its preload: first recall of a user in the big tenant | 3 |",
+			"warm p99, big tenant / alone:", "| all 6 small tenants warmed |",
+			"| recall of a user in the big tenant after all small tenants warmed | 3 |"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("no %q in\n%s", want, out.String())
+			}
+		}
+	})
+}

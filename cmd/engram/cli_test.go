@@ -53,6 +53,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"bench", "latency"}, []string{"-sizes", "-budgets", "-queries"}},
 		{[]string{"bench", "load"}, []string{"-clients", "-duration", "-servers", "-seed"}},
 		{[]string{"bench", "reflect"}, []string{"-sizes", "-feedback-events"}},
+		{[]string{"bench", "users"}, []string{"-users", "-per-user", "-tenants", "-per-tenant", "-sample", "-warm-rounds", "-budget"}},
 		{[]string{"bench", "router"}, []string{"-data"}},
 		{[]string{"bench", "gate"}, []string{"-data"}},
 	}
@@ -186,12 +187,13 @@ func TestBenchListsWhatItRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: exit %d", code)
 	}
-	for _, name := range []string{"locomo", "learning", "replay", "knowledge", "latency", "load", "reflect", "router"} {
+	for _, name := range []string{"locomo", "learning", "replay", "knowledge", "latency", "load", "reflect", "router", "users"} {
 		if !strings.Contains(out, "bench "+name) {
 			t.Errorf("engram bench does not list %s:\n%s", name, out)
 		}
 	}
 	for _, args := range [][]string{{"bench", "latency", "--http"}, {"bench", "router", "--budget", "10"}, {"bench", "nosuch"},
+		{"bench", "users", "--users", "0"}, {"bench", "users", "--sizes", "10"},
 		{"bench", "replay", "--budget", "10"}, {"bench", "replay", "--keep", "dir"}, {"bench", "replay"}} {
 		if code, _, errs := run(t, nil, args...); code != 1 || errs == "" {
 			t.Errorf("engram %v: exit %d %q", args, code, errs)

@@ -51,6 +51,7 @@ type Main struct {
 	background sync.WaitGroup     // feed followers
 	stop       context.CancelFunc // ends them
 	index      *index.Index       // its snapshot writers finish before exit
+	warmed     chan struct{}      // closed when the preload of big tenants ends
 }
 
 // commonFlags registers --config and --data (and --addr for serve) and
@@ -333,6 +334,8 @@ func (m *Main) Start(ctx context.Context) error {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	m.stop = stop
+	m.warmed = make(chan struct{})
+	m.background.Go(func() { m.preload(bg, services) })
 	if services.Embeddings != nil {
 		m.background.Go(func() { services.Embeddings.Run(bg, m.Config.Embeddings.Poll) })
 	}
@@ -360,6 +363,30 @@ func (m *Main) Start(ctx context.Context) error {
 	m.Logger.Info("engram started", "addr", m.ln.Addr().String(), "driver", m.Config.Store.Driver, "data_dir", m.Config.DataDir)
 	return nil
 }
+
+// preload warms, in the background, the indexes and router models of the
+// tenants whose index snapshot files an earlier server left (see
+// index.Preload): a big tenant's first recall after a restart does not
+// wait seconds for its load.
+func (m *Main) preload(ctx context.Context, services *Services) {
+	defer close(m.warmed)
+	start := time.Now()
+	n, err := services.Index.Preload(ctx, func(ctx context.Context) error {
+		_, err := services.Router.RouteQuery(ctx, "preload")
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		m.Logger.Warn("index preload stopped; the other tenants load on first use", "tenants", n, "err", err)
+		return
+	}
+	if n > 0 {
+		m.Logger.Info("index preloaded", "tenants", n, "seconds", time.Since(start).Seconds())
+	}
+}
+
+// Warmed is closed when the background preload that Start began has
+// ended.
+func (m *Main) Warmed() <-chan struct{} { return m.warmed }
 
 // ensureDefaultKey makes the default tenant, imports ENGRAM_API_KEY if
 // set, and otherwise generates a key on first start, saved with mode 0600.
