@@ -79,11 +79,10 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // is distrusted by log(upper / tenant's), one whose interval lies above
 // is trusted by log(lower / tenant's), others weigh 0. A memory is as
 // trustworthy as its most distrusted kind, forgiven in part (TrustShare)
-// by its most trusted
-// one (features of one memory are far from independent: a keyword list
-// is also short and has no verb, so their sum would count one lesson
-// many times); the factor is e^(power · (distrust + share · trust)),
-// capped at 1.
+// by its most trusted one (features of one memory are far from
+// independent: a keyword list is also short and has no verb, so their
+// sum would count one lesson many times); the factor is
+// e^(power · (distrust + share · trust)), capped at 1.
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
