@@ -31,7 +31,8 @@ const maxFeatureTags = 4
 // Features names the kinds a memory belongs to, each a key under
 // FeaturePrefix: its type, category, key prefix, tags, length, the shape
 // of its text (a list of words, a question, a template with a slot, a
-// sentence), its first word (a speaker's name, a "Keywords:" label) and
+// sentence), its share of function words (a bag of keywords has none),
+// its first word (a speaker's name, a "Keywords:" label) and
 // first two words after a "Speaker:" prefix, and how it
 // was written (its source's kind). Feedback adds to the evidence of every
 // feature of the memories it judges, so what answers teach about one
@@ -58,6 +59,9 @@ func (m *Memory) Features() []string {
 		text = m.Content
 	}
 	out = append(out, FeaturePrefix+"len="+lengthClass(text), FeaturePrefix+"shape="+shape(text))
+	if c := stopClass(text); c != "" {
+		out = append(out, FeaturePrefix+"stop="+c)
+	}
 	if first, _ := leading(m.Content); first != "" {
 		out = append(out, FeaturePrefix+"lead1="+first)
 	}
@@ -92,6 +96,69 @@ func lengthClass(text string) string {
 	}
 	return "long"
 }
+
+// stopClass buckets a text by the share of its words that are function
+// words (stopWord, hanStopChars): "none" under 8% (a bag of keywords,
+// whatever its wording or separators), "few" under 25%, else "many"
+// (English prose runs at 30–50%); in a mostly Chinese text, whose prose
+// has fewer function characters, under 4% and 10%. "" for a text of
+// fewer than four words, too short to tell.
+func stopClass(text string) string {
+	n, stop, hans := 0, 0, 0
+	for _, f := range strings.Fields(strings.ToLower(text)) {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		han := 0
+		for _, r := range w {
+			if unicode.Is(unicode.Han, r) {
+				han++
+				if strings.ContainsRune(hanStopChars, r) {
+					stop++
+				}
+			}
+		}
+		switch {
+		case han > 0:
+			n += han
+			hans += han
+		case w != "":
+			n++
+			if stopWord[w] {
+				stop++
+			}
+		}
+	}
+	if n < 4 {
+		return ""
+	}
+	none, few := 0.08, 0.25
+	if 2*hans > n {
+		none, few = 0.04, 0.1
+	}
+	switch share := float64(stop) / float64(n); {
+	case share < none:
+		return "none"
+	case share < few:
+		return "few"
+	}
+	return "many"
+}
+
+// stopWord holds common English function words: articles, pronouns,
+// auxiliaries, prepositions and conjunctions.
+var stopWord = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the i me my we our you your he him his she her it its they them their
+		this that these those is am are was were be been being have has had do does did will would can could
+		should shall may might must to of in on at by for with from about as into over after before than then
+		and or but so if because when while not no just very too also there here what which who how`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// hanStopChars are common Chinese function characters (particles,
+// pronouns, copula, prepositions).
+const hanStopChars = "的了是在我你他她它们和也就都而及与或但这那个着过吗呢吧啊把被给从对向于一有不很会要到"
 
 // wordCount counts a text's words, each Han character one.
 func wordCount(text string) int {

@@ -16,14 +16,17 @@ func TestMemoryFeatures(t *testing.T) {
 		want []string
 	}{
 		{"keyword list", engram.Memory{Content: "Keywords: tea, milk, sugar, kettle", Type: "note", Category: "life"},
-			[]string{"type=note", "category=life", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none"}},
+			[]string{"type=note", "category=life", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none", "stop=none"}},
+		{"keywords without separators", engram.Memory{Content: "Topics mentioned: pottery class painting sunset beach (see later)"},
+			[]string{"stop=none", "lead1=topics"}},
 		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
 			Source: []byte(`{"kind":"session","name":"s1"}`)},
-			[]string{"shape=question", "lead1=caroline", "lead2=how was", "tag=caroline", "write=session"}},
+			[]string{"shape=question", "lead1=caroline", "lead2=how was", "tag=caroline", "write=session", "stop=many"}},
 		{"template", engram.Memory{Content: "The user's favourite colour is {colour}.", Key: "/user/colour", Source: []byte(`"api:import"`)},
 			[]string{"shape=template", "key=user", "write=string:api"}},
 		{"Chinese sentence", engram.Memory{Content: "用户喜欢在周末去公园跑步，然后喝一杯咖啡。"},
-			[]string{"shape=sentence", "lead1=用", "lead2=用户", "len=short"}},
+			[]string{"shape=sentence", "lead1=用", "lead2=用户", "len=short", "stop=many"}},
+		{"Chinese keywords", engram.Memory{Content: "关键词：茶，牛奶，糖，水壶，杯子"}, []string{"stop=none", "shape=list"}},
 	} {
 		got := c.m.Features()
 		for _, w := range c.want {

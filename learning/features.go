@@ -53,11 +53,15 @@ type Policy struct {
 	// an origin's estimate rests on every recall any of its memories was
 	// in, so a steady shortfall is trusted more than one memory's.
 	OriginPower float64
+	// TrustShare is how much of a memory's most trusted feature's weight
+	// forgives its most distrusted one's (see Scorer.Features): at 1 a
+	// keyword list of a trusted length or category kept its place.
+	TrustShare float64
 }
 
 // DefaultPolicy is the policy the service runs.
 func DefaultPolicy() Policy {
-	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6}
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0.5}
 }
 
 // WithPolicy returns a copy of the Scorer that runs p.
@@ -74,10 +78,11 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // (FeatureZ): a feature whose whole interval lies below the tenant's rate
 // is distrusted by log(upper / tenant's), one whose interval lies above
 // is trusted by log(lower / tenant's), others weigh 0. A memory is as
-// trustworthy as its most distrusted kind, forgiven by its most trusted
-// one (features of one memory are far from independent: a keyword list
-// is also short and has no verb, so their sum would count one lesson
-// many times); the factor is e^(power · (distrust + trust)), capped at 1.
+// trustworthy as its most distrusted kind, forgiven in part (TrustShare)
+// by its most trusted one (features of one memory are far from
+// independent: a keyword list is also short and has no verb, so their
+// sum would count one lesson many times); the factor is
+// e^(power · (distrust + share · trust)), capped at 1.
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
@@ -100,7 +105,7 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 		}
 		return cmp.Compare(a.Feature, b.Feature)
 	})
-	return unit(math.Exp(s.policy.FeaturePower * (distrust + trust))), ws[:min(len(ws), topFeatures)]
+	return unit(math.Exp(s.policy.FeaturePower * (distrust + s.policy.TrustShare*trust))), ws[:min(len(ws), topFeatures)]
 }
 
 // featureWeight is the log factor of a feature of evidence h in a tenant

@@ -1,6 +1,7 @@
 package learning
 
 import (
+	"math"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -36,5 +37,35 @@ func TestFeatureRegularised(t *testing.T) {
 	}
 	if f, top := s.Features(engram.HelpEvidence{}); f != 1 || top != nil {
 		t.Errorf("no evidence: %.3f %+v, want 1 and nothing named", f, top)
+	}
+}
+
+// TestFeatureTrustForgivesHalf: a memory's most trusted kind forgives
+// only TrustShare of its most distrusted kind's weight, so a keyword bag
+// of a length the good memories share still sinks, less than one of an
+// untrusted length.
+func TestFeatureTrustForgivesHalf(t *testing.T) {
+	s := newTestScorer(t)
+	pool := engram.Helpfulness{Good: 3000, Bad: 1000}
+	bag := engram.FeaturePrefix + "stop=none"
+	trusted := engram.FeaturePrefix + "len=medium"
+	alone, _ := s.Features(engram.HelpEvidence{Kinds: pool, Features: map[string]engram.Helpfulness{bag: {Good: 20, Bad: 80}}})
+	both, top := s.Features(engram.HelpEvidence{Kinds: pool, Features: map[string]engram.Helpfulness{
+		bag: {Good: 20, Bad: 80}, trusted: {Good: 950, Bad: 50}}})
+	var d, u float64
+	for _, w := range top {
+		switch w.Feature {
+		case bag:
+			d = w.Weight
+		case trusted:
+			u = w.Weight
+		}
+	}
+	if d >= 0 || u <= 0 {
+		t.Fatalf("top %+v: want the bag distrusted and the length trusted", top)
+	}
+	if want := math.Exp(d + u/2); math.Abs(both-want) > 1e-9 || both >= 1 || both <= alone {
+		t.Errorf("bag of a trusted length: factor %.4f, want %.4f (distrust %.3f + half of trust %.3f), under 1 and above the bag alone %.4f",
+			both, want, d, u, alone)
 	}
 }

@@ -48,7 +48,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"mirror", "sync"}, []string{"-data"}},
 		{[]string{"bench", "locomo"}, []string{"-data", "-budget", "-plain", "-sessions", "-feedback", "-keep"}},
 		{[]string{"bench", "learning"}, []string{"-seeds", "-mix", "-rounds"}},
-		{[]string{"bench", "replay"}, []string{"-trace", "-feature-min", "-kind-half", "-origin-power"}},
+		{[]string{"bench", "replay"}, []string{"-trace", "-feature-min", "-kind-half", "-origin-power", "-trust-share"}},
 		{[]string{"bench", "knowledge"}, []string{"-entities", "-seeds", "-queries"}},
 		{[]string{"bench", "latency"}, []string{"-sizes", "-budgets", "-queries"}},
 		{[]string{"bench", "load"}, []string{"-clients", "-duration", "-servers", "-seed"}},
