@@ -109,7 +109,16 @@ type Memory struct {
 	// of the conversation message an episode holds; recall shows it as
 	// [2006-01-02] before the text so that a model can answer "when".
 	OccurredAt *time.Time `json:"occurred_at,omitempty"`
-	Version    int64      `json:"version"`
+	// Emotion is the memory's emotional intensity in [0, 1]: given on the
+	// write, else estimated from its text (EstimateEmotion) when it is
+	// stored. It slows the memory's decay (EmotionStability) and orders
+	// equally relevant memories (see emotion.go). Nil only before storing.
+	Emotion *float64 `json:"emotion,omitempty"`
+	// Quarantined marks a memory the write gate held back
+	// (memory.gate_mode: quarantine): stored archived, never recalled,
+	// until it is released.
+	Quarantined bool  `json:"quarantined,omitempty"`
+	Version     int64 `json:"version"`
 }
 
 // Expired reports whether m has an expiry at or before now.
@@ -158,6 +167,7 @@ type MemoryUpdate struct {
 	Importance    *float64
 	Priority      *Priority
 	Confidence    *float64
+	Emotion       *float64
 	NeedsRevision *bool
 	Source        *json.RawMessage
 	SecurityLevel *string
@@ -285,6 +295,7 @@ type KeyWrite struct {
 	Summary       *string
 	Importance    *float64
 	Priority      *Priority
+	Emotion       *float64 // unset: estimated from the text
 	ExpiresAt     *time.Time
 	ExpectVersion *int64
 }

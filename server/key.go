@@ -25,6 +25,7 @@ type putKeyRequest struct {
 	Summary    *string          `json:"summary"`
 	Importance *float64         `json:"importance"`
 	Priority   *engram.Priority `json:"priority"`
+	Emotion    *float64         `json:"emotion"` // absent: estimated from the text
 	ExpiresAt  json.RawMessage  `json:"expires_at"`
 	Gate       *bool            `json:"gate"` // hold the write to the write gate (see Server.gated)
 }
@@ -79,7 +80,7 @@ func (s *Server) handlePutKey(c *gin.Context) {
 	respondMemory(c)(s.cfg.Memories.SetKey(engram.NewContextWithUser(c.Request.Context(), req.UserID), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
 		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
-		ExpiresAt: expires, ExpectVersion: expect,
+		Emotion: req.Emotion, ExpiresAt: expires, ExpectVersion: expect,
 	}))
 }
 

@@ -25,6 +25,7 @@ type createMemoryRequest struct {
 	Importance    *float64        `json:"importance"` // absent or 0: the default
 	Priority      engram.Priority `json:"priority"`
 	Confidence    *float64        `json:"confidence"` // absent or 0: the default
+	Emotion       *float64        `json:"emotion"`    // absent: estimated from the content
 	AgentID       string          `json:"agent_id"`
 	UserID        string          `json:"user_id"`
 	Key           string          `json:"key"`
@@ -74,7 +75,7 @@ func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
 		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Data: nullToEmpty(req.Data), Summary: req.Summary, Context: req.Context, Priority: req.Priority, AgentID: req.AgentID,
 		UserID: req.UserID,
-		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel,
+		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, Emotion: req.Emotion,
 	}
 	var err error
 	if m.ExpiresAt, err = parseTime("expires_at", req.ExpiresAt); err != nil {
@@ -232,6 +233,7 @@ type patchMemoryRequest struct {
 	Importance    *float64         `json:"importance"`
 	Priority      *engram.Priority `json:"priority"`
 	Confidence    *float64         `json:"confidence"`
+	Emotion       *float64         `json:"emotion"`
 	NeedsRevision *bool            `json:"needs_revision"`
 	Source        json.RawMessage  `json:"source"`
 	SecurityLevel *string          `json:"security_level"`
@@ -278,7 +280,7 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 	u := engram.MemoryUpdate{
 		AgentID: req.AgentID, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Content: req.Content, Summary: req.Summary, Context: req.Context, Importance: req.Importance, Priority: req.Priority,
-		Confidence: req.Confidence, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
+		Confidence: req.Confidence, Emotion: req.Emotion, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
 		Archived: req.Archived, ExpectVersion: expect,
 	}
 	if req.Data != nil {

@@ -151,7 +151,7 @@ func (s *Sleeper) decayed(m *engram.Memory, now time.Time) bool {
 	if !(st > 0) {
 		st = s.cfg.Scoring.Stability(m.Priority)
 	}
-	return engram.Retention(m.AgeDays(now), st) < s.cfg.ArchiveBelow
+	return engram.Retention(m.AgeDays(now), engram.EmotionStability(st, engram.EmotionOf(m))) < s.cfg.ArchiveBelow
 }
 
 // archive takes m out of the active set at the version read; a memory

@@ -221,6 +221,10 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		set(&m.Context, u.Context)
 		set(&m.Importance, u.Importance)
 		set(&m.Confidence, u.Confidence)
+		if u.Emotion != nil {
+			e := *u.Emotion
+			m.Emotion = &e
+		}
 		set(&m.NeedsRevision, u.NeedsRevision)
 		set(&m.Source, u.Source)
 		set(&m.SecurityLevel, u.SecurityLevel)
