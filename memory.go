@@ -134,9 +134,12 @@ type MemoryFilter struct {
 	Tag           *string
 	Query         *string // lexical match over content, summary, tags and key
 	NeedsRevision *bool
-	KeyPrefix     *string
-	AgentID       *string
-	UserID        *string // exactly this user's memories; "" the shared ones
+	// Quarantined selects the memories the write gate held back (true,
+	// archived or not) or the others (false).
+	Quarantined *bool
+	KeyPrefix   *string
+	AgentID     *string
+	UserID      *string // exactly this user's memories; "" the shared ones
 
 	IncludeInvalid  bool
 	IncludeArchived bool
@@ -174,6 +177,9 @@ type MemoryUpdate struct {
 	Archived      *bool
 	ExpiresAt     *time.Time
 	ClearExpiry   bool
+	// Release lets a quarantined memory into recall (ECONFLICT when it is
+	// not quarantined).
+	Release bool
 
 	ExpectVersion *int64
 }

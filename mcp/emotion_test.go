@@ -1,7 +1,10 @@
 package mcp_test
 
 import (
+	"context"
 	"testing"
+
+	"github.com/engram-memory/engram"
 
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -28,6 +31,35 @@ func TestRememberEmotion(t *testing.T) {
 			if code, _ := c.CallError(t, "remember", map[string]any{"content": "x", "category": "life", "emotion": bad}); code != "invalid" {
 				t.Errorf("emotion %v: code %q", bad, code)
 			}
+		}
+	})
+}
+
+// TestRememberQuarantine: a tenant whose own gate is on in quarantine
+// mode has remember store a failing note quarantined, which recall does
+// not bring; set_memory is still refused; another tenant is not gated.
+func TestRememberQuarantine(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		e := newEnv(t, db)
+		c := connect(t, key(t, db, "acme"), e.srv.URL)
+		other := connect(t, key(t, db, "other"), e.srv.URL)
+		on, mode := "on", engram.GateQuarantine
+		if _, err := db.UpdateTenant(context.Background(), "acme", engram.TenantUpdate{Gate: &on, GateMode: &mode}); err != nil {
+			t.Fatal(err)
+		}
+		r := c.Call(t, "remember", map[string]any{"content": "Thanks, sounds good!", "category": "life"})
+		if m := r["memory"].(map[string]any); m["quarantined"] != true {
+			t.Fatalf("remember: %v", r)
+		}
+		if r := c.Call(t, "recall", map[string]any{"query": "thanks sounds good"}); len(r["items"].([]any)) != 0 {
+			t.Fatalf("recall brought a quarantined memory: %v", r["items"])
+		}
+		if code, _ := c.CallError(t, "set_memory", map[string]any{"key": "/user/mood", "content": "ok thanks!", "source": "chat"}); code != "unprocessable" {
+			t.Errorf("set_memory: %q", code)
+		}
+		if r := other.Call(t, "remember", map[string]any{"content": "Thanks, sounds good!", "category": "life"}); r["memory"].(map[string]any)["quarantined"] != nil {
+			t.Fatalf("another tenant is not gated: %v", r)
 		}
 	})
 }

@@ -33,6 +33,7 @@ type memoryView struct {
 	UpCount       int64      `json:"up_count"`
 	DownCount     int64      `json:"down_count"`
 	NeedsRevision bool       `json:"needs_revision"`
+	Quarantined   bool       `json:"quarantined,omitempty" jsonschema:"held back by the write gate: stored, but never recalled until released"`
 	Valid         bool       `json:"valid" jsonschema:"false once forgotten"`
 	ExpiresAt     *time.Time `json:"expires_at,omitempty"`
 	UpdatedAt     time.Time  `json:"updated_at"`
@@ -47,7 +48,7 @@ func viewOf(m *engram.Memory) memoryView {
 	return memoryView{ID: m.ID, Key: m.Key, AgentID: m.AgentID, Category: m.Category, Type: m.Type, Tags: tags,
 		Content: m.Content, Summary: m.Summary, Priority: string(m.Priority), Importance: m.Importance,
 		Confidence: m.Confidence, Emotion: engram.EmotionOf(m), Reward: m.Reward, UpCount: m.UpCount, DownCount: m.DownCount,
-		NeedsRevision: m.NeedsRevision, Valid: m.Valid, ExpiresAt: m.ExpiresAt, UpdatedAt: m.UpdatedAt, Version: m.Version}
+		NeedsRevision: m.NeedsRevision, Quarantined: m.Quarantined, Valid: m.Valid, ExpiresAt: m.ExpiresAt, UpdatedAt: m.UpdatedAt, Version: m.Version}
 }
 
 // rememberArgs create a memory, or, with an id, change the fields given.
@@ -66,6 +67,9 @@ type rememberArgs struct {
 	Source     json.RawMessage  `json:"source,omitempty" jsonschema:"where it came from: a string such as \"chat\", or {kind, name, retrieved_at, locator} for web, tool or file content"`
 	ExpiresAt  json.RawMessage  `json:"expires_at,omitempty" jsonschema:"RFC 3339 time after which it is never recalled"`
 }
+
+// gate is the write gate policy of memory.gate and memory.gate_mode.
+func (s *Server) gate() gate.Policy { return gate.Policy{On: s.cfg.Gate, Mode: s.cfg.GateMode} }
 
 type rememberResult struct {
 	Memory memoryView `json:"memory"`
@@ -123,10 +127,8 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 	set(&m.Importance, a.Importance)
 	set(&m.Priority, a.Priority)
 	set(&m.AgentID, a.AgentID)
-	if s.cfg.Gate {
-		if err := gate.Enforce(ctx, s.cfg.Memories, m); err != nil {
-			return nil, err
-		}
+	if err := s.gate().Apply(ctx, s.cfg.Memories, m, nil); err != nil {
+		return nil, err
 	}
 	res, err := s.cfg.Memories.CreateMemory(ctx, m)
 	if err != nil {
@@ -186,8 +188,8 @@ func (s *Server) setMemory(ctx context.Context, a *setMemoryArgs) (*setMemoryRes
 	if err != nil {
 		return nil, err
 	}
-	if gm, ok := gate.KeyMemory(key, engram.UserFromContext(ctx), a.Content); ok && s.cfg.Gate {
-		if err := gate.Enforce(ctx, s.cfg.Memories, gm); err != nil {
+	if gm, ok := gate.KeyMemory(key, engram.UserFromContext(ctx), a.Content); ok {
+		if err := s.gate().Apply(ctx, s.cfg.Memories, gm, nil); err != nil {
 			return nil, err
 		}
 	}

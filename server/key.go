@@ -71,8 +71,8 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if m, ok := gate.KeyMemory(key, req.UserID, req.Content); ok && s.gated(req.Gate) {
-		if err := s.checkGate(c.Request.Context(), m); err != nil {
+	if m, ok := gate.KeyMemory(key, req.UserID, req.Content); ok {
+		if err := s.checkGate(c.Request.Context(), m, req.Gate); err != nil {
 			writeError(c, err)
 			return
 		}

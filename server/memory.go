@@ -48,8 +48,8 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 		return
 	}
 	m, err := s.newMemory(req)
-	if err == nil && s.gated(req.Gate) {
-		err = s.checkGate(c.Request.Context(), m)
+	if err == nil {
+		err = s.checkGate(c.Request.Context(), m, req.Gate)
 	}
 	if err != nil {
 		writeError(c, err)
@@ -117,8 +117,8 @@ func (s *Server) handleCreateBatch(c *gin.Context) {
 	keys := make([]string, len(req.Memories))
 	for i, r := range req.Memories {
 		m, err := s.newMemory(r)
-		if err == nil && s.gated(r.Gate) {
-			err = s.checkGate(c.Request.Context(), m)
+		if err == nil {
+			err = s.checkGate(c.Request.Context(), m, r.Gate)
 		}
 		if err != nil {
 			writeError(c, engram.Errorf(engram.ErrorCode(err), "memories[%d]: %s", i, engram.ErrorMessage(err)))
@@ -161,7 +161,7 @@ type listResponse[T any] struct {
 }
 
 func (s *Server) handleListMemories(c *gin.Context) {
-	if err := queryParams(c, "category", "tag", "q", "needs_revision", "key_prefix", "agent_id", "user_id",
+	if err := queryParams(c, "category", "tag", "q", "needs_revision", "quarantined", "key_prefix", "agent_id", "user_id",
 		"include_deleted", "include_archived", "limit", "cursor"); err != nil {
 		writeError(c, err)
 		return
@@ -178,6 +178,10 @@ func (s *Server) handleListMemories(c *gin.Context) {
 	f.Cursor = c.Query("cursor")
 	var err error
 	if f.NeedsRevision, err = boolParam(c, "needs_revision"); err != nil {
+		writeError(c, err)
+		return
+	}
+	if f.Quarantined, err = boolParam(c, "quarantined"); err != nil {
 		writeError(c, err)
 		return
 	}
