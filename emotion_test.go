@@ -37,3 +37,20 @@ func TestEmotionStability(t *testing.T) {
 		t.Errorf("1.5: %v", err)
 	}
 }
+
+// TestFirstEntity: the first capitalised word that does not open a
+// sentence and is not a common capital or a skipped name.
+func TestFirstEntity(t *testing.T) {
+	for text, want := range map[string]string{
+		"We adopted a grey cat and named her Dumpling":  "Dumpling",
+		"Dumpling ate. Then Caroline's friend Mel came": "Mel",
+		"I went there on Monday with Melanie":           "",
+		"What a lovely name, Caroline":                  "",
+		"我们收养了一只叫团子的猫":                                  "",
+		"the NASA trip was with Jon":                    "Jon",
+	} {
+		if got := engram.FirstEntity(text, "Caroline", "Melanie"); got != want {
+			t.Errorf("FirstEntity(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

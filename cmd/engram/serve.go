@@ -145,7 +145,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
-	services.Working = working.New(db, clearance.Memories{MemoryService: db}, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+	services.Working = working.New(db, services.Memories, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
