@@ -230,7 +230,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, failures *
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
-		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
+		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db, Links: clearance.Links{LinkService: db, Memories: db}, Aliases: db,
 		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {
