@@ -44,9 +44,11 @@ func (s *Service) linkTurns(ctx context.Context, prev *engram.SessionEvent, even
 // linkEntities links each message's episode to the nearest earlier memory
 // of its user that names the first entity the message mentions
 // (engram.FirstEntity, the conversation's speakers skipped), "mentions"
-// (engram.RelMentions). The nearest, not the first: every mention then
-// hangs from the one before, so a hop from any of them reaches its
-// neighbours without one memory gathering every mention of a name.
+// (engram.RelMentions), when the entity is rare: fewer than
+// entityCandidates of the user's memories name it. The nearest, not the
+// first: every mention then hangs from the one before, so a hop from any
+// of them reaches its neighbours without one memory gathering every
+// mention of a name.
 // Episodes the write guard shared are not linked; a memory service that
 // stores no links gets none.
 func (s *Service) linkEntities(ctx context.Context, events []*engram.SessionEvent, shared map[string]bool) error {
@@ -72,6 +74,9 @@ func (s *Service) linkEntities(ctx context.Context, events []*engram.SessionEven
 		if err != nil {
 			return err
 		}
+		if len(page.Items) >= entityCandidates {
+			continue
+		}
 		for _, m := range page.Items {
 			if m.ID == e.MemoryID || later[m.ID] {
 				continue
@@ -88,7 +93,8 @@ func (s *Service) linkEntities(ctx context.Context, events []*engram.SessionEven
 
 // entityCandidates is how many of the newest memories naming an entity
 // linkEntities reads to find the nearest earlier one (the post's own
-// later episodes come first).
+// later episodes come first); an entity that fills the page is common
+// and not linked.
 const entityCandidates = 20
 
 // memoryFinder lists memories by a filter (engram.MemoryService does).
