@@ -13,6 +13,21 @@ import (
 // months, I), nor one of skip (e.g. the speakers of a conversation, whom
 // every turn names). Chinese has no capitals, so Chinese text names none.
 func FirstEntity(text string, skip ...string) string {
+	if names := entities(text, true, skip); len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
+// Entities returns every distinct name text mentions, by the rules of
+// FirstEntity, in order of first mention.
+func Entities(text string, skip ...string) []string {
+	return entities(text, false, skip)
+}
+
+// entities lists the names of text (only the first when first is set).
+func entities(text string, first bool, skip []string) []string {
+	var out []string
 	start := true
 	for _, f := range strings.Fields(text) {
 		word := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) })
@@ -27,9 +42,14 @@ func FirstEntity(text string, skip ...string) string {
 		if slices.Contains(commonCapitals, strings.ToLower(word)) || slices.ContainsFunc(skip, func(s string) bool { return strings.EqualFold(s, word) }) {
 			continue
 		}
-		return word
+		if !slices.Contains(out, word) {
+			out = append(out, word)
+		}
+		if first {
+			break
+		}
 	}
-	return ""
+	return out
 }
 
 // commonCapitals are words English capitalises that name no entity of a
