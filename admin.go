@@ -45,7 +45,12 @@ type TenantInfo struct {
 	Tenant
 	Quotas   TenantQuotas `json:"quotas"`
 	Withhold string       `json:"withhold"`
-	Usage    TenantUsage  `json:"usage"`
+	// Gate is the tenant's memory.gate: "on", "off", or "" for the
+	// server's; GateMode its memory.gate_mode: "refuse", "quarantine", or
+	// "" for the server's.
+	Gate     string      `json:"gate"`
+	GateMode string      `json:"gate_mode"`
+	Usage    TenantUsage `json:"usage"`
 }
 
 // TenantUsage is what a tenant holds (see store/quota.go).
@@ -60,7 +65,16 @@ type TenantUsage struct {
 type TenantUpdate struct {
 	Quotas   TenantQuotas
 	Withhold *string
+	Gate     *string // "on", "off" or "" (the server's)
+	GateMode *string // "refuse", "quarantine" or "" (the server's)
 }
+
+// Write gate modes (memory.gate_mode): what the gate does with a memory
+// that fails a rule.
+const (
+	GateRefuse     = "refuse"     // 422 naming the rule
+	GateQuarantine = "quarantine" // stored quarantined, never recalled until released
+)
 
 // KeyUpdate changes a key's read rights; nil fields are left alone.
 type KeyUpdate struct {
@@ -93,6 +107,10 @@ type Reader struct {
 	Clearance string
 	MaskPII   bool
 	Withhold  string
+	// Gate and GateMode are the tenant's own write gate settings
+	// (TenantInfo.Gate, TenantInfo.GateMode); "" follows the server's.
+	Gate     string
+	GateMode string
 	// withheld counts the memories this request left out or masked.
 	withheld *int64
 }

@@ -109,7 +109,16 @@ type Memory struct {
 	// of the conversation message an episode holds; recall shows it as
 	// [2006-01-02] before the text so that a model can answer "when".
 	OccurredAt *time.Time `json:"occurred_at,omitempty"`
-	Version    int64      `json:"version"`
+	// Emotion is the memory's emotional intensity in [0, 1]: given on the
+	// write, else estimated from its text (EstimateEmotion) when it is
+	// stored. It slows the memory's decay (EmotionStability) and orders
+	// equally relevant memories (see emotion.go). Nil only before storing.
+	Emotion *float64 `json:"emotion,omitempty"`
+	// Quarantined marks a memory the write gate held back
+	// (memory.gate_mode: quarantine): stored archived, never recalled,
+	// until it is released.
+	Quarantined bool  `json:"quarantined,omitempty"`
+	Version     int64 `json:"version"`
 }
 
 // Expired reports whether m has an expiry at or before now.
@@ -125,9 +134,12 @@ type MemoryFilter struct {
 	Tag           *string
 	Query         *string // lexical match over content, summary, tags and key
 	NeedsRevision *bool
-	KeyPrefix     *string
-	AgentID       *string
-	UserID        *string // exactly this user's memories; "" the shared ones
+	// Quarantined selects the memories the write gate held back (true,
+	// archived or not) or the others (false).
+	Quarantined *bool
+	KeyPrefix   *string
+	AgentID     *string
+	UserID      *string // exactly this user's memories; "" the shared ones
 
 	IncludeInvalid  bool
 	IncludeArchived bool
@@ -158,12 +170,16 @@ type MemoryUpdate struct {
 	Importance    *float64
 	Priority      *Priority
 	Confidence    *float64
+	Emotion       *float64
 	NeedsRevision *bool
 	Source        *json.RawMessage
 	SecurityLevel *string
 	Archived      *bool
 	ExpiresAt     *time.Time
 	ClearExpiry   bool
+	// Release lets a quarantined memory into recall (ECONFLICT when it is
+	// not quarantined).
+	Release bool
 
 	ExpectVersion *int64
 }
@@ -285,6 +301,7 @@ type KeyWrite struct {
 	Summary       *string
 	Importance    *float64
 	Priority      *Priority
+	Emotion       *float64 // unset: estimated from the text
 	ExpiresAt     *time.Time
 	ExpectVersion *int64
 }

@@ -61,6 +61,11 @@ type ScoreBreakdown struct {
 	// cut), "superseded" (a newer memory of the same subject won, see
 	// SupersededBy), "budget" (it did not fit), "held_back" (exploration).
 	Cut string `json:"cut,omitempty"`
+	// Emotion is the factor the memory's emotional weight gives its score,
+	// 1 + EmotionTieBreak × emotion: 1 for a neutral memory, 1.05 for one
+	// said with full feeling, so it orders memories that answer equally
+	// well and hardly moves the others (see emotion.go).
+	Emotion float64 `json:"emotion"`
 	// Via is set on a memory that joined the recall by a link from one
 	// of its best matches (RecallRequest.Hops), not by the query itself.
 	Via   *Via    `json:"-"`

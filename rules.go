@@ -82,6 +82,9 @@ func (r Rules) Validate(m *Memory) error {
 			return Errorf(EINVALID, "%s must be between 0 and 1", name)
 		}
 	}
+	if err := CheckEmotion(m.Emotion); err != nil {
+		return err
+	}
 	if !ValidSecurityLevel(m.SecurityLevel) {
 		return Errorf(EINVALID, "security_level must be public, internal, confidential or secret")
 	}
@@ -177,6 +180,7 @@ type keyContent struct {
 	Tags       *[]string  `json:"tags"`
 	Importance *float64   `json:"importance"`
 	Priority   *Priority  `json:"priority"`
+	Emotion    *float64   `json:"emotion"`
 	AgentID    *string    `json:"agent_id"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	ExpiredAt  *time.Time `json:"expired_at"` // the spelling of the original set_memory notes
@@ -225,6 +229,10 @@ func (r Rules) KeyMemory(key string, content []byte, w KeyWrite) (*Memory, error
 	pick(&m.Tags, w.Tags, meta.Tags)
 	pick(&m.Importance, w.Importance, meta.Importance)
 	pick(&m.Priority, w.Priority, meta.Priority)
+	m.Emotion = w.Emotion
+	if m.Emotion == nil {
+		m.Emotion = meta.Emotion
+	}
 	switch {
 	case w.ExpiresAt != nil:
 		m.ExpiresAt = w.ExpiresAt

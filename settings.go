@@ -21,6 +21,9 @@ type MemoryConfig struct {
 	// /v1/memories, batches, PUT /v1/keys) to the write gate; off only the
 	// writes that send "gate": true.
 	Gate string `yaml:"gate"`
+	// GateMode is "refuse" or "quarantine": what the gate does with a
+	// memory that fails a rule (a 422, or storing it quarantined).
+	GateMode string `yaml:"gate_mode"`
 }
 
 // DefaultMemoryConfig returns the default categories, life, P2, a
@@ -28,7 +31,7 @@ type MemoryConfig struct {
 // write gate off (a write asks for it).
 func DefaultMemoryConfig() MemoryConfig {
 	return MemoryConfig{Categories: append([]string(nil), DefaultCategories...), DefaultCategory: CategoryLife,
-		DefaultPriority: P2, DefaultConfidence: 0.5, Untrusted: "reject", Gate: "off"}
+		DefaultPriority: P2, DefaultConfidence: 0.5, Untrusted: "reject", Gate: "off", GateMode: GateRefuse}
 }
 
 // LimitsConfig bounds what one request or one memory may hold.

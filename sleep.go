@@ -12,11 +12,14 @@ type SleepResult struct {
 	EventBytesAfter  int64          `json:"event_bytes_after"`  // and after
 	Reflect          *ReflectResult `json:"reflect"`
 	Conflicts        int            `json:"conflicts"` // changes skipped because a memory changed meanwhile
+	// Linked is how many same_entity links the sleep made between
+	// memories naming the same rare entity (see docs/links.md).
+	Linked int `json:"linked"`
 }
 
 // Changed reports whether the sleep changed anything.
 func (r *SleepResult) Changed() bool {
-	return r.Merged+r.Archived+r.Expired > 0 || r.EventsFolded > 0 || r.Reflect != nil && len(r.Reflect.Written) > 0
+	return r.Merged+r.Archived+r.Expired+r.Linked > 0 || r.EventsFolded > 0 || r.Reflect != nil && len(r.Reflect.Written) > 0
 }
 
 // SleepService runs the sleep cycle (DESIGN §5) for the tenant in the

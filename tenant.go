@@ -31,6 +31,10 @@ type APIKey struct {
 	// Withhold is the key's tenant's withhold mode, filled by
 	// Authenticate.
 	Withhold string `json:"-"`
+	// Gate and GateMode are the key's tenant's write gate settings, filled
+	// by Authenticate ("" follows the server's).
+	Gate     string `json:"-"`
+	GateMode string `json:"-"`
 }
 
 // AuthService manages tenants and their API keys.

@@ -113,6 +113,9 @@ func (c Config) Validate() error {
 	if c.Memory.Gate != "on" && c.Memory.Gate != "off" {
 		bad("memory.gate", "want on or off, got %q", c.Memory.Gate)
 	}
+	if c.Memory.GateMode != engram.GateRefuse && c.Memory.GateMode != engram.GateQuarantine {
+		bad("memory.gate_mode", "want refuse or quarantine, got %q", c.Memory.GateMode)
+	}
 	if rc := c.Reflector; rc.MinGroup < 2 {
 		bad("reflector.min_group", "must be at least 2")
 	} else if rc.BaseURL != "" {

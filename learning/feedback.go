@@ -120,7 +120,30 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	// rater name per vote still moves a memory at most RaterCap times per
 	// rater it names, and every name it uses is recorded as its own.
 	in.Rater = engram.ActorFromContext(ctx).KeyID + "/" + in.Rater
-	return f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
+	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
+	if err != nil || res == nil || res.Knowledge == nil {
+		return res, err
+	}
+	return res, f.linkCorrection(ctx, res.Knowledge)
+}
+
+// linkCorrection links the memory a correction became to each memory it
+// superseded, "corrects" (engram.RelCorrects), once the feedback is
+// stored, when the store keeps links. Linking again (a replayed
+// feedback) changes nothing; a superseded memory deleted meanwhile is
+// skipped.
+func (f *Feedback) linkCorrection(ctx context.Context, k *engram.Knowledge) error {
+	links, ok := f.FeedbackStore.(engram.LinkService)
+	if !ok {
+		return nil
+	}
+	for _, id := range k.Superseded {
+		_, err := links.CreateLink(ctx, engram.Link{From: k.MemoryID, To: id, Relation: engram.RelCorrects})
+		if c := engram.ErrorCode(err); c != "" && c != engram.ENOTFOUND {
+			return err
+		}
+	}
+	return nil
 }
 
 // Impact implements engram.FeedbackService: the mean signal of the judged

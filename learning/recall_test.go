@@ -439,7 +439,7 @@ func TestRecallProperties(t *testing.T) {
 				if !strings.Contains(rec.Context, learning.RecallLine(nil, it.Text)) {
 					t.Errorf("Recall(%q): item %s's line is not in the context", req.Query, it.ID)
 				}
-				if b := it.Breakdown; math.Abs(b.Relevance*b.Reward*b.Confidence*b.Retention*b.Revision-b.Score) > 1e-9 {
+				if b := it.Breakdown; math.Abs(min(b.Relevance*b.Reward*b.Confidence*b.Retention*b.Revision*b.Emotion, 1)-b.Score) > 1e-9 {
 					t.Errorf("Recall(%q): item %s breakdown %+v", req.Query, it.ID, b)
 				}
 			}

@@ -192,8 +192,9 @@ func (s *Scorer) Score(m *engram.Memory, relevance float64) engram.ScoreBreakdow
 		b.Revision = unit(s.cfg.RevisionFactor)
 	}
 	b.AgeDays = m.AgeDays(s.now())
-	b.Stability, b.Retention = s.retention(m.Priority, m.Stability, b.AgeDays)
+	b.Stability, b.Retention = s.retention(m.Priority, engram.EmotionStability(m.Stability, engram.EmotionOf(m)), b.AgeDays)
 	b.Score = b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision
+	emotionWeight(m, &b)
 	return b
 }
 

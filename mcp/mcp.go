@@ -76,11 +76,13 @@ type Config struct {
 	// model as the choices of a memory's category.
 	Categories []string
 	// Gate holds remember and set_memory to the write gate (memory.gate:
-	// on), as the REST writes are (gate.Enforce).
-	Gate    bool
-	Limits  Limits
-	Version string
-	Logger  *slog.Logger
+	// on), as the REST writes are (gate.Policy); GateMode is
+	// memory.gate_mode. A tenant's own gate and gate_mode override both.
+	Gate     bool
+	GateMode string
+	Limits   Limits
+	Version  string
+	Logger   *slog.Logger
 }
 
 // Server holds the tools and serves them over either transport.
@@ -338,7 +340,7 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 // ReaderOf is who reads through key: its clearance (engram.DefaultClearance
 // when it has none), masker and tenant's withhold mode.
 func ReaderOf(key *engram.APIKey) *engram.Reader {
-	r := &engram.Reader{Clearance: key.Clearance, MaskPII: key.MaskPII, Withhold: key.Withhold}
+	r := &engram.Reader{Clearance: key.Clearance, MaskPII: key.MaskPII, Withhold: key.Withhold, Gate: key.Gate, GateMode: key.GateMode}
 	if r.Clearance == "" {
 		r.Clearance = engram.DefaultClearance
 	}

@@ -28,10 +28,12 @@ type memoryView struct {
 	Priority      string     `json:"priority"`
 	Importance    float64    `json:"importance"`
 	Confidence    float64    `json:"confidence"`
+	Emotion       float64    `json:"emotion" jsonschema:"emotional intensity from 0 to 1"`
 	Reward        float64    `json:"reward" jsonschema:"learned from feedback, from -1 to 1"`
 	UpCount       int64      `json:"up_count"`
 	DownCount     int64      `json:"down_count"`
 	NeedsRevision bool       `json:"needs_revision"`
+	Quarantined   bool       `json:"quarantined,omitempty" jsonschema:"held back by the write gate: stored, but never recalled until released"`
 	Valid         bool       `json:"valid" jsonschema:"false once forgotten"`
 	ExpiresAt     *time.Time `json:"expires_at,omitempty"`
 	UpdatedAt     time.Time  `json:"updated_at"`
@@ -45,8 +47,8 @@ func viewOf(m *engram.Memory) memoryView {
 	}
 	return memoryView{ID: m.ID, Key: m.Key, AgentID: m.AgentID, Category: m.Category, Type: m.Type, Tags: tags,
 		Content: m.Content, Summary: m.Summary, Priority: string(m.Priority), Importance: m.Importance,
-		Confidence: m.Confidence, Reward: m.Reward, UpCount: m.UpCount, DownCount: m.DownCount,
-		NeedsRevision: m.NeedsRevision, Valid: m.Valid, ExpiresAt: m.ExpiresAt, UpdatedAt: m.UpdatedAt, Version: m.Version}
+		Confidence: m.Confidence, Emotion: engram.EmotionOf(m), Reward: m.Reward, UpCount: m.UpCount, DownCount: m.DownCount,
+		NeedsRevision: m.NeedsRevision, Quarantined: m.Quarantined, Valid: m.Valid, ExpiresAt: m.ExpiresAt, UpdatedAt: m.UpdatedAt, Version: m.Version}
 }
 
 // rememberArgs create a memory, or, with an id, change the fields given.
@@ -60,10 +62,14 @@ type rememberArgs struct {
 	Type       *string          `json:"type,omitempty" jsonschema:"free label such as fact, decision or lesson"`
 	Importance *float64         `json:"importance,omitempty" jsonschema:"0 to 1; default 0.5"`
 	Priority   *engram.Priority `json:"priority,omitempty" jsonschema:"P0 identity, always injected and never fades; P1 years; P2 months (default); P3 weeks"`
+	Emotion    *float64         `json:"emotion,omitempty" jsonschema:"how strongly felt it is, 0 to 1: kept longer and ranked first among equals; omit to estimate it from the text"`
 	AgentID    *string          `json:"agent_id,omitempty" jsonschema:"makes the memory private to this agent; omit to share it with every agent of the tenant"`
 	Source     json.RawMessage  `json:"source,omitempty" jsonschema:"where it came from: a string such as \"chat\", or {kind, name, retrieved_at, locator} for web, tool or file content"`
 	ExpiresAt  json.RawMessage  `json:"expires_at,omitempty" jsonschema:"RFC 3339 time after which it is never recalled"`
 }
+
+// gate is the write gate policy of memory.gate and memory.gate_mode.
+func (s *Server) gate() gate.Policy { return gate.Policy{On: s.cfg.Gate, Mode: s.cfg.GateMode} }
 
 type rememberResult struct {
 	Memory memoryView `json:"memory"`
@@ -85,6 +91,7 @@ func (b *toolbox) addRemember() {
 		enum(s, "category", b.s.cfg.Categories...)
 		enum(s, "priority", "P0", "P1", "P2", "P3")
 		between(s, "importance", 0, 1)
+		between(s, "emotion", 0, 1)
 		s.Properties["source"].Types = []string{"string", "object"}
 		s.Properties["expires_at"].Type, s.Properties["expires_at"].Format = "string", "date-time"
 	}, b.s.remember)
@@ -98,7 +105,7 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 	source := nullToEmpty(a.Source)
 	if a.ID != "" {
 		u := engram.MemoryUpdate{Content: a.Content, Category: a.Category, Tags: a.Tags, Summary: a.Summary, Type: a.Type,
-			Importance: a.Importance, Priority: a.Priority, AgentID: a.AgentID, ExpiresAt: expires}
+			Importance: a.Importance, Priority: a.Priority, Emotion: a.Emotion, AgentID: a.AgentID, ExpiresAt: expires}
 		if source != nil {
 			u.Source = &source
 		}
@@ -111,7 +118,7 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 		}
 		return &rememberResult{Memory: viewOf(m)}, nil
 	}
-	m := &engram.Memory{Source: source, ExpiresAt: expires}
+	m := &engram.Memory{Source: source, ExpiresAt: expires, Emotion: a.Emotion}
 	set(&m.Content, a.Content)
 	set(&m.Category, a.Category)
 	set(&m.Tags, a.Tags)
@@ -120,10 +127,8 @@ func (s *Server) remember(ctx context.Context, a *rememberArgs) (*rememberResult
 	set(&m.Importance, a.Importance)
 	set(&m.Priority, a.Priority)
 	set(&m.AgentID, a.AgentID)
-	if s.cfg.Gate {
-		if err := gate.Enforce(ctx, s.cfg.Memories, m); err != nil {
-			return nil, err
-		}
+	if err := s.gate().Apply(ctx, s.cfg.Memories, m, nil); err != nil {
+		return nil, err
 	}
 	res, err := s.cfg.Memories.CreateMemory(ctx, m)
 	if err != nil {
@@ -183,8 +188,8 @@ func (s *Server) setMemory(ctx context.Context, a *setMemoryArgs) (*setMemoryRes
 	if err != nil {
 		return nil, err
 	}
-	if gm, ok := gate.KeyMemory(key, engram.UserFromContext(ctx), a.Content); ok && s.cfg.Gate {
-		if err := gate.Enforce(ctx, s.cfg.Memories, gm); err != nil {
+	if gm, ok := gate.KeyMemory(key, engram.UserFromContext(ctx), a.Content); ok {
+		if err := s.gate().Apply(ctx, s.cfg.Memories, gm, nil); err != nil {
 			return nil, err
 		}
 	}

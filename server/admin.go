@@ -99,6 +99,8 @@ func (s *Server) handleGetTenant(c *gin.Context) {
 type patchTenantRequest struct {
 	Quotas   *engram.TenantQuotas `json:"quotas"`
 	Withhold *string              `json:"withhold"`
+	Gate     *string              `json:"gate"`
+	GateMode *string              `json:"gate_mode"`
 }
 
 func (s *Server) handlePatchTenant(c *gin.Context) {
@@ -107,7 +109,7 @@ func (s *Server) handlePatchTenant(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	u := engram.TenantUpdate{Withhold: req.Withhold}
+	u := engram.TenantUpdate{Withhold: req.Withhold, Gate: req.Gate, GateMode: req.GateMode}
 	if req.Quotas != nil {
 		u.Quotas = *req.Quotas
 	}

@@ -18,7 +18,7 @@ func readerOf(key *engram.APIKey) engram.Reader {
 	if clearance == "" {
 		clearance = engram.DefaultClearance
 	}
-	return engram.Reader{Clearance: clearance, MaskPII: key.MaskPII, Withhold: key.Withhold}
+	return engram.Reader{Clearance: clearance, MaskPII: key.MaskPII, Withhold: key.Withhold, Gate: key.Gate, GateMode: key.GateMode}
 }
 
 // withheldWriter sets WithheldHeader as the response starts: every

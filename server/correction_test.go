@@ -40,5 +40,13 @@ func TestCorrectionAgreesOrContradicts(t *testing.T) {
 			t.Errorf("the memory the correction contradicts: needs_revision %v superseded_by %q reward %v", got.NeedsRevision,
 				got.SupersededBy, got.Reward)
 		}
+		// The correction links to what it corrected.
+		r := e.do(t, "GET", "/v1/memories/"+contradicts.ID+"/links", key, "")
+		wantStatus(t, r, http.StatusOK)
+		var page struct{ Items []apiLink }
+		mustDecode(t, r, &page)
+		if len(page.Items) != 1 || page.Items[0].From != res.Knowledge.MemoryID || page.Items[0].Relation != "corrects" {
+			t.Errorf("links of the corrected memory: %+v, want corrects from %s", page.Items, res.Knowledge.MemoryID)
+		}
 	})
 }

@@ -3,18 +3,33 @@ package server
 import (
 	"context"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/gate"
 )
 
-// gated reports whether a write is held to the write gate: always when
-// memory.gate is on (a request cannot opt out of the tenant's policy),
-// else when the request says "gate": true.
-func (s *Server) gated(asked *bool) bool {
-	return s.cfg.Gate || asked != nil && *asked
+// checkGate holds m to the write gate when memory.gate (the tenant's, else
+// the server's) is on or the request asks with "gate": true: a 422 naming
+// the rule, or, in quarantine mode, m marked to be stored quarantined (see
+// gate.Policy.Apply).
+func (s *Server) checkGate(ctx context.Context, m *engram.Memory, asked *bool) error {
+	return gate.Policy{On: s.cfg.Gate, Mode: s.cfg.GateMode}.Apply(ctx, s.cfg.Memories, m, asked)
 }
 
-// checkGate applies the write gate to m before it is stored (gate.Enforce).
-func (s *Server) checkGate(ctx context.Context, m *engram.Memory) error {
-	return gate.Enforce(ctx, s.cfg.Memories, m)
+// handleReleaseMemory lets a quarantined memory into recall: it is no
+// longer archived or quarantined (a new version, an update event). 404
+// for an unknown memory, 409 for one that is not quarantined or is
+// deleted; If-Match as on PATCH.
+func (s *Server) handleReleaseMemory(c *gin.Context) {
+	expect, err := ifMatch(c)
+	if err == nil {
+		err = queryParams(c)
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	respondMemory(c)(s.cfg.Memories.UpdateMemory(c.Request.Context(), memoryID(c),
+		engram.MemoryUpdate{Release: true, ExpectVersion: expect}))
 }

@@ -25,6 +25,7 @@ type putKeyRequest struct {
 	Summary    *string          `json:"summary"`
 	Importance *float64         `json:"importance"`
 	Priority   *engram.Priority `json:"priority"`
+	Emotion    *float64         `json:"emotion"` // absent: estimated from the text
 	ExpiresAt  json.RawMessage  `json:"expires_at"`
 	Gate       *bool            `json:"gate"` // hold the write to the write gate (see Server.gated)
 }
@@ -70,8 +71,8 @@ func (s *Server) handlePutKey(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if m, ok := gate.KeyMemory(key, req.UserID, req.Content); ok && s.gated(req.Gate) {
-		if err := s.checkGate(c.Request.Context(), m); err != nil {
+	if m, ok := gate.KeyMemory(key, req.UserID, req.Content); ok {
+		if err := s.checkGate(c.Request.Context(), m, req.Gate); err != nil {
 			writeError(c, err)
 			return
 		}
@@ -79,7 +80,7 @@ func (s *Server) handlePutKey(c *gin.Context) {
 	respondMemory(c)(s.cfg.Memories.SetKey(engram.NewContextWithUser(c.Request.Context(), req.UserID), engram.KeyWrite{
 		Key: key, Content: req.Content, Source: req.Source, AgentID: req.AgentID, Category: req.Category,
 		Tags: req.Tags, Type: req.Type, Summary: req.Summary, Importance: req.Importance, Priority: req.Priority,
-		ExpiresAt: expires, ExpectVersion: expect,
+		Emotion: req.Emotion, ExpiresAt: expires, ExpectVersion: expect,
 	}))
 }
 

@@ -80,7 +80,7 @@ func TestHelpfulnessHTTP(t *testing.T) {
 		}
 		for _, it := range after.Items {
 			b := it.Breakdown
-			want := b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision * b.Superseded * b.Helpfulness
+			want := b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision * b.Superseded * b.Helpfulness * b.Emotion
 			if diff := want - b.Score; diff > 1e-9 || diff < -1e-9 {
 				t.Errorf("%s: breakdown %+v does not multiply to its score", it.ID, b)
 			}

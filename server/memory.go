@@ -25,6 +25,7 @@ type createMemoryRequest struct {
 	Importance    *float64        `json:"importance"` // absent or 0: the default
 	Priority      engram.Priority `json:"priority"`
 	Confidence    *float64        `json:"confidence"` // absent or 0: the default
+	Emotion       *float64        `json:"emotion"`    // absent: estimated from the content
 	AgentID       string          `json:"agent_id"`
 	UserID        string          `json:"user_id"`
 	Key           string          `json:"key"`
@@ -47,8 +48,8 @@ func (s *Server) handleCreateMemory(c *gin.Context) {
 		return
 	}
 	m, err := s.newMemory(req)
-	if err == nil && s.gated(req.Gate) {
-		err = s.checkGate(c.Request.Context(), m)
+	if err == nil {
+		err = s.checkGate(c.Request.Context(), m, req.Gate)
 	}
 	if err != nil {
 		writeError(c, err)
@@ -74,7 +75,7 @@ func (s *Server) newMemory(req createMemoryRequest) (*engram.Memory, error) {
 		Content: req.Content, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Data: nullToEmpty(req.Data), Summary: req.Summary, Context: req.Context, Priority: req.Priority, AgentID: req.AgentID,
 		UserID: req.UserID,
-		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel,
+		Source: nullToEmpty(req.Source), SecurityLevel: req.SecurityLevel, Emotion: req.Emotion,
 	}
 	var err error
 	if m.ExpiresAt, err = parseTime("expires_at", req.ExpiresAt); err != nil {
@@ -116,8 +117,8 @@ func (s *Server) handleCreateBatch(c *gin.Context) {
 	keys := make([]string, len(req.Memories))
 	for i, r := range req.Memories {
 		m, err := s.newMemory(r)
-		if err == nil && s.gated(r.Gate) {
-			err = s.checkGate(c.Request.Context(), m)
+		if err == nil {
+			err = s.checkGate(c.Request.Context(), m, r.Gate)
 		}
 		if err != nil {
 			writeError(c, engram.Errorf(engram.ErrorCode(err), "memories[%d]: %s", i, engram.ErrorMessage(err)))
@@ -160,7 +161,7 @@ type listResponse[T any] struct {
 }
 
 func (s *Server) handleListMemories(c *gin.Context) {
-	if err := queryParams(c, "category", "tag", "q", "needs_revision", "key_prefix", "agent_id", "user_id",
+	if err := queryParams(c, "category", "tag", "q", "needs_revision", "quarantined", "key_prefix", "agent_id", "user_id",
 		"include_deleted", "include_archived", "limit", "cursor"); err != nil {
 		writeError(c, err)
 		return
@@ -177,6 +178,10 @@ func (s *Server) handleListMemories(c *gin.Context) {
 	f.Cursor = c.Query("cursor")
 	var err error
 	if f.NeedsRevision, err = boolParam(c, "needs_revision"); err != nil {
+		writeError(c, err)
+		return
+	}
+	if f.Quarantined, err = boolParam(c, "quarantined"); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -232,6 +237,7 @@ type patchMemoryRequest struct {
 	Importance    *float64         `json:"importance"`
 	Priority      *engram.Priority `json:"priority"`
 	Confidence    *float64         `json:"confidence"`
+	Emotion       *float64         `json:"emotion"`
 	NeedsRevision *bool            `json:"needs_revision"`
 	Source        json.RawMessage  `json:"source"`
 	SecurityLevel *string          `json:"security_level"`
@@ -278,7 +284,7 @@ func (s *Server) handlePatchMemory(c *gin.Context) {
 	u := engram.MemoryUpdate{
 		AgentID: req.AgentID, Category: req.Category, Subcategory: req.Subcategory, Type: req.Type, Tags: req.Tags,
 		Content: req.Content, Summary: req.Summary, Context: req.Context, Importance: req.Importance, Priority: req.Priority,
-		Confidence: req.Confidence, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
+		Confidence: req.Confidence, Emotion: req.Emotion, NeedsRevision: req.NeedsRevision, SecurityLevel: req.SecurityLevel,
 		Archived: req.Archived, ExpectVersion: expect,
 	}
 	if req.Data != nil {

@@ -167,7 +167,7 @@ func checkRecallShape(t testing.TB, rec engram.Recall, budget int) {
 				t.Errorf("item %s breakdown %s = %v, want in [0, 1]", it.ID, name, v)
 			}
 		}
-		if p := b.Relevance * b.Reward * b.Confidence * b.Retention * b.Revision; math.Abs(p-b.Score) > 1e-9 || it.Score != b.Score {
+		if p := min(b.Relevance*b.Reward*b.Confidence*b.Retention*b.Revision*b.Emotion, 1); math.Abs(p-b.Score) > 1e-9 || it.Score != b.Score {
 			t.Errorf("item %s score %v, breakdown score %v, product of factors %v", it.ID, it.Score, b.Score, p)
 		}
 		g := learning.InjectionGroup(&engram.Memory{Category: it.Category}, b)

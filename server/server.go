@@ -85,6 +85,10 @@ type Config struct {
 	// Gate is memory.gate: on holds every memory write to the write gate
 	// (package gate); off holds only writes that ask with "gate": true.
 	Gate bool
+	// GateMode is memory.gate_mode: engram.GateRefuse (a 422) or
+	// engram.GateQuarantine (stored quarantined); a tenant's own gate and
+	// gate_mode override both.
+	GateMode string
 
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
@@ -163,6 +167,7 @@ func New(cfg Config) (*Server, error) {
 	v1.GET("/memories/:id/history", s.handleMemoryHistory)
 	v1.GET("/memories/:id/impact", s.handleMemoryImpact)
 	v1.POST("/memories/:id/rollback", s.handleRollbackMemory)
+	v1.POST("/memories/:id/release", s.handleReleaseMemory)
 	s.addLinkRoutes(v1)
 	s.addAliasRoutes(v1)
 	v1.POST("/route", s.handleRoute)

@@ -94,10 +94,16 @@ func (s *Sleeper) Sleep(ctx context.Context) (*engram.SleepResult, error) {
 			rest = append(rest, m)
 		}
 	}
+	merged := map[string]bool{}
 	for _, p := range nearDuplicates(rest, s.cfg.MergeSimilarity) {
 		if err := s.merge(ctx, p[0], p[1], res); err != nil {
 			return nil, err
 		}
+		merged[p[1].ID] = true
+	}
+	rest = slices.DeleteFunc(rest, func(m *engram.Memory) bool { return merged[m.ID] })
+	if res.Linked, err = s.linkEntities(ctx, rest); err != nil {
+		return nil, err
 	}
 	if res.EventBytesBefore, err = s.store.EventLogBytes(ctx); err != nil {
 		return nil, err
@@ -151,7 +157,7 @@ func (s *Sleeper) decayed(m *engram.Memory, now time.Time) bool {
 	if !(st > 0) {
 		st = s.cfg.Scoring.Stability(m.Priority)
 	}
-	return engram.Retention(m.AgeDays(now), st) < s.cfg.ArchiveBelow
+	return engram.Retention(m.AgeDays(now), engram.EmotionStability(st, engram.EmotionOf(m))) < s.cfg.ArchiveBelow
 }
 
 // archive takes m out of the active set at the version read; a memory

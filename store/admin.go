@@ -21,12 +21,14 @@ type tenantInfoRow struct {
 	MaxBytes    *int64
 	MaxSessions *int64
 	Withhold    string
+	Gate        string
+	GateMode    string
 	Memories    int64
 	Bytes       int64
 	Sessions    int64
 }
 
-const tenantInfoSQL = `SELECT t.id, t.name, t.created_at, t.max_memories, t.max_bytes, t.max_sessions, t.withhold,
+const tenantInfoSQL = `SELECT t.id, t.name, t.created_at, t.max_memories, t.max_bytes, t.max_sessions, t.withhold, t.gate, t.gate_mode,
 	COALESCE(u.memories, 0) AS memories, COALESCE(u.bytes, 0) AS bytes, COALESCE(u.sessions, 0) AS sessions
 	FROM tenants t LEFT JOIN tenant_usage u ON u.tenant_id = t.id`
 
@@ -35,6 +37,8 @@ func (r *tenantInfoRow) toInfo() *engram.TenantInfo {
 		Tenant:   engram.Tenant{ID: r.ID, Name: r.Name, CreatedAt: r.CreatedAt.UTC()},
 		Quotas:   engram.TenantQuotas{MaxMemories: r.MaxMemories, MaxBytes: r.MaxBytes, MaxSessions: r.MaxSessions},
 		Withhold: r.Withhold,
+		Gate:     r.Gate,
+		GateMode: r.GateMode,
 		Usage:    engram.TenantUsage{Memories: r.Memories, Bytes: r.Bytes, Sessions: r.Sessions},
 	}
 }
@@ -105,6 +109,18 @@ func (db *DB) UpdateTenant(ctx context.Context, name string, u engram.TenantUpda
 			return nil, engram.Errorf(engram.EINVALID, "withhold must be %q or %q", engram.WithholdOmit, engram.WithholdMask)
 		}
 		set["withhold"] = *u.Withhold
+	}
+	if u.Gate != nil {
+		if *u.Gate != "on" && *u.Gate != "off" && *u.Gate != "" {
+			return nil, engram.Errorf(engram.EINVALID, `gate must be "on", "off" or "" (the server's memory.gate)`)
+		}
+		set["gate"] = *u.Gate
+	}
+	if u.GateMode != nil {
+		if *u.GateMode != engram.GateRefuse && *u.GateMode != engram.GateQuarantine && *u.GateMode != "" {
+			return nil, engram.Errorf(engram.EINVALID, `gate_mode must be %q, %q or "" (the server's memory.gate_mode)`, engram.GateRefuse, engram.GateQuarantine)
+		}
+		set["gate_mode"] = *u.GateMode
 	}
 	g := db.w.WithContext(ctx)
 	if _, err := db.findTenant(g, name); err != nil {

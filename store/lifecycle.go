@@ -43,7 +43,7 @@ func (db *DB) PruneMemories(ctx context.Context, f engram.PruneFilter) (*engram.
 		for _, m := range page.Items {
 			switch {
 			case f.Before != nil && !m.CreatedAt.Before(*f.Before):
-			case f.BelowRetention != nil && engram.Retention(m.AgeDays(now), m.Stability) >= *f.BelowRetention:
+			case f.BelowRetention != nil && engram.Retention(m.AgeDays(now), engram.EmotionStability(m.Stability, engram.EmotionOf(m))) >= *f.BelowRetention:
 			case f.BelowRetention != nil && m.Priority == engram.P0:
 			default:
 				res.IDs = append(res.IDs, m.ID)

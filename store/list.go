@@ -39,8 +39,11 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	if !f.IncludeInvalid {
 		q = q.Where("memories.valid AND (memories.expires_at IS NULL OR memories.expires_at > ?)", db.now().UTC())
 	}
-	if !f.IncludeArchived {
+	if !f.IncludeArchived && (f.Quarantined == nil || !*f.Quarantined) {
 		q = q.Where("NOT memories.archived")
+	}
+	if f.Quarantined != nil {
+		q = q.Where("memories.quarantined = ?", *f.Quarantined)
 	}
 	if f.Category != nil {
 		q = q.Where("memories.category = ?", *f.Category)
@@ -120,7 +123,7 @@ func filterFingerprint(tenant string, f engram.MemoryFilter) string {
 		}
 		return fmt.Sprint(*p)
 	}
-	return strings.Join([]string{tenant, str(f.Category), str(f.Tag), str(f.Query), b(f.NeedsRevision),
+	return strings.Join([]string{tenant, str(f.Category), str(f.Tag), str(f.Query), b(f.NeedsRevision), b(f.Quarantined),
 		str(f.KeyPrefix), str(f.AgentID), str(f.UserID), fmt.Sprint(f.IncludeInvalid, f.IncludeArchived)}, "\x1f")
 }
 

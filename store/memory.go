@@ -64,6 +64,8 @@ type memoryRow struct {
 	AccessCount       int64
 	ReinforcedAt      *time.Time
 	OccurredAt        *time.Time
+	Emotion           float64
+	Quarantined       bool
 	Version           int64
 	SearchBody        string
 	SearchMeta        string
@@ -75,7 +77,7 @@ func (memoryRow) TableName() string { return "memories" }
 var memoryColumns = []string{"agent_id", "key", "category", "subcategory", "type", "tags", "content", "data",
 	"summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count", "down_count", "needs_revision",
 	"source", "security_level", "stability", "token_count", "summary_token_count", "content_hash", "valid",
-	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "superseded_by", "search_body", "search_meta"}
+	"archived", "expires_at", "updated_at", "reinforced_at", "occurred_at", "version", "superseded_by", "emotion", "quarantined", "search_body", "search_meta"}
 
 // memoryFields reads the memoryColumns of a row, in that order.
 var memoryFields = []func(r *memoryRow) any{
@@ -95,6 +97,7 @@ var memoryFields = []func(r *memoryRow) any{
 	func(r *memoryRow) any { return r.ExpiresAt }, func(r *memoryRow) any { return r.UpdatedAt },
 	func(r *memoryRow) any { return r.ReinforcedAt }, func(r *memoryRow) any { return r.OccurredAt },
 	func(r *memoryRow) any { return r.Version }, func(r *memoryRow) any { return r.SupersededBy },
+	func(r *memoryRow) any { return r.Emotion }, func(r *memoryRow) any { return r.Quarantined },
 	func(r *memoryRow) any { return r.SearchBody }, func(r *memoryRow) any { return r.SearchMeta },
 }
 
@@ -156,7 +159,7 @@ var leanColumns = strings.Join([]string{"seq", "id", "tenant_id", "agent_id", "u
 	"content", "summary", "context", "learned", "importance", "priority", "confidence", "reward", "up_count",
 	"down_count", "needs_revision", "security_level", "stability", "token_count", "summary_token_count",
 	"content_hash", "valid", "archived", "expires_at", "created_at", "updated_at", "last_accessed_at",
-	"access_count", "reinforced_at", "occurred_at", "version", sourceStart}, ", ")
+	"access_count", "reinforced_at", "occurred_at", "version", "emotion", "quarantined", sourceStart}, ", ")
 
 // sourceStart selects as much of a memory's source as names its origin.
 var sourceStart = fmt.Sprintf("substr(CAST(source AS TEXT), 1, %d) AS source", engram.OriginSourceChars)
@@ -176,7 +179,7 @@ func findLean(q *gorm.DB) ([]memoryRow, error) {
 			&r.Content, &r.Summary, &r.Context, &r.Learned, &r.Importance, &r.Priority, &r.Confidence, &r.Reward, &r.UpCount,
 			&r.DownCount, &r.NeedsRevision, &r.SecurityLevel, &r.Stability, &r.TokenCount, &r.SummaryTokenCount,
 			&r.ContentHash, &r.Valid, &r.Archived, &expires, &r.CreatedAt, &r.UpdatedAt, &accessed,
-			&r.AccessCount, &reinforced, &occurred, &r.Version, &r.Source); err != nil {
+			&r.AccessCount, &reinforced, &occurred, &r.Version, &r.Emotion, &r.Quarantined, &r.Source); err != nil {
 			return nil, err
 		}
 		if expires.Valid {
@@ -205,8 +208,10 @@ func (r *memoryRow) toMemory() *engram.Memory {
 		TokenCount: r.TokenCount, SummaryTokenCount: r.SummaryTokenCount, ContentHash: r.ContentHash,
 		Valid: r.Valid, Archived: r.Archived, ExpiresAt: utcPtr(r.ExpiresAt), CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), LastAccessedAt: utcPtr(r.LastAccessedAt), AccessCount: r.AccessCount,
-		OccurredAt: utcPtr(r.OccurredAt), Version: r.Version, Tags: []string{},
+		OccurredAt: utcPtr(r.OccurredAt), Version: r.Version, Tags: []string{}, Quarantined: r.Quarantined,
 	}
+	emotion := r.Emotion
+	m.Emotion = &emotion
 	if r.ReinforcedAt != nil {
 		m.ReinforcedAt = r.ReinforcedAt.UTC()
 	} else {
@@ -247,6 +252,11 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 	r.AccessCount, r.Version, r.OccurredAt = m.AccessCount, m.Version, utcPtr(m.OccurredAt)
 	reinforced := m.ReinforcedAt.UTC()
 	r.ReinforcedAt = &reinforced
+	if m.Emotion == nil {
+		e := engram.EstimateEmotion(m.Content)
+		m.Emotion = &e
+	}
+	r.Emotion, r.Quarantined = *m.Emotion, m.Quarantined
 
 	m.ContentHash = contentHash(m.Content)
 	m.TokenCount = db.tokens.Count(m.Content)

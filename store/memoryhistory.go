@@ -221,10 +221,23 @@ func (db *DB) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate
 		set(&m.Context, u.Context)
 		set(&m.Importance, u.Importance)
 		set(&m.Confidence, u.Confidence)
+		if u.Emotion != nil {
+			e := *u.Emotion
+			m.Emotion = &e
+		}
 		set(&m.NeedsRevision, u.NeedsRevision)
 		set(&m.Source, u.Source)
 		set(&m.SecurityLevel, u.SecurityLevel)
+		if m.Quarantined && u.Archived != nil && !*u.Archived && !u.Release {
+			return false, engram.Errorf(engram.ECONFLICT, "memory is quarantined by the write gate; release it (POST /v1/memories/{id}/release)")
+		}
 		set(&m.Archived, u.Archived)
+		if u.Release {
+			if !m.Quarantined {
+				return false, engram.Errorf(engram.ECONFLICT, "memory is not quarantined")
+			}
+			m.Quarantined, m.Archived = false, false
+		}
 		if u.Priority != nil && *u.Priority != m.Priority {
 			m.Priority = *u.Priority
 			m.Stability = db.rules.Scoring.Stability(m.Priority)

@@ -193,12 +193,12 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) error {
 // Authenticate implements engram.AuthService.
 func (db *DB) Authenticate(ctx context.Context, secret string) (*engram.APIKey, error) {
 	var rows []struct {
-		ID, TenantID, Name, Prefix, Clearance, Withhold string
-		CreatedAt                                       time.Time
-		MaskPII                                         bool
+		ID, TenantID, Name, Prefix, Clearance, Withhold, Gate, GateMode string
+		CreatedAt                                                       time.Time
+		MaskPII                                                         bool
 	}
 	if err := db.r.WithContext(ctx).Table("api_keys").
-		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.clearance, api_keys.created_at, api_keys.mask_pii, tenants.withhold").
+		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.clearance, api_keys.created_at, api_keys.mask_pii, tenants.withhold, tenants.gate, tenants.gate_mode").
 		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id").
 		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", hashKey(secret)).Limit(1).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: authenticate: %w", err)
@@ -208,7 +208,7 @@ func (db *DB) Authenticate(ctx context.Context, secret string) (*engram.APIKey, 
 	}
 	r := rows[0]
 	return &engram.APIKey{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Prefix: r.Prefix, CreatedAt: r.CreatedAt.UTC(),
-		Clearance: r.Clearance, MaskPII: r.MaskPII, Withhold: r.Withhold}, nil
+		Clearance: r.Clearance, MaskPII: r.MaskPII, Withhold: r.Withhold, Gate: r.Gate, GateMode: r.GateMode}, nil
 }
 
 // HasActiveKey implements engram.AuthService.

@@ -64,7 +64,7 @@ func newEnvWith(t testing.TB, db *store.DB, cfg configs.Config, adjust ...func(*
 	wcfg := web.Config{
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: db, Reflections: e.refl, Recall: e.recall, Pairs: e.feedback, Scorer: scorer,
-		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db,
+		Markdown: reflections.RenderHTML, LiveSessions: db, Working: e.working, Impacts: e.feedback, Raters: db, Links: db, Aliases: db,
 		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -86,11 +87,16 @@ type memoryData struct {
 	// Score is the memory's score at full relevance with its learned
 	// helpfulness, outside any recall (superseded 1: that is read among
 	// a recall's candidates).
-	Score     engram.ScoreBreakdown
-	HasScore  bool
-	Events    []eventView
-	CitedBy   []*engram.Reflection
-	From      string // the reflection the visitor came from
+	Score    engram.ScoreBreakdown
+	HasScore bool
+	Events   []eventView
+	CitedBy  []*engram.Reflection
+	// Links are the memory's live links, both directions; Aliases its
+	// key aliases (nil without Config.Links / Config.Aliases).
+	Links     []*engram.Link
+	Aliases   []*engram.Alias
+	Emotion   float64 // engram.EmotionOf(M)
+	From      string  // the reflection the visitor came from
 	Rolled    string
 	HasData   bool
 	HasSource bool
@@ -128,6 +134,11 @@ func (c *Console) showMemory(w http.ResponseWriter, r *http.Request, id string, 
 	d := memoryData{M: m, CitedBy: cited, Rolled: r.URL.Query().Get("rolled"), EditError: editErr,
 		Priorities: []engram.Priority{engram.P0, engram.P1, engram.P2, engram.P3}, Tags: strings.Join(m.Tags, ", "),
 		HasData: len(m.Data) > 0 && string(m.Data) != "null", HasSource: len(m.Source) > 0 && string(m.Source) != "null"}
+	d.Emotion = engram.EmotionOf(m)
+	if d.Links, d.Aliases, err = c.linksOf(ctx, m.ID); err != nil {
+		c.renderError(w, r, s, err)
+		return
+	}
 	if from := r.URL.Query().Get("from"); plainID.MatchString(from) {
 		d.From = from
 	}
@@ -245,4 +256,23 @@ func (c *Console) handleRollback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/console/memories/%s?rolled=%d", m.ID, version), http.StatusSeeOther)
+}
+
+// linksOf reads a memory's live links and its aliases, when the console
+// has the services.
+func (c *Console) linksOf(ctx context.Context, id string) ([]*engram.Link, []*engram.Alias, error) {
+	var links []*engram.Link
+	var aliases []*engram.Alias
+	var err error
+	if c.cfg.Links != nil {
+		if links, err = c.cfg.Links.FindLinks(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.cfg.Aliases != nil {
+		if aliases, err = c.cfg.Aliases.FindAliases(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
+	return links, aliases, nil
 }

@@ -112,6 +112,10 @@ type Config struct {
 	// the learning page; optional.
 	Impacts Impacts
 	Raters  Raters
+	// Links and Aliases show a memory's links (both directions) and
+	// aliases on its page; optional.
+	Links   engram.LinkService
+	Aliases engram.AliasService
 	// Markdown renders a reflection's Markdown to safe HTML (raw HTML
 	// omitted), for its older versions.
 	Markdown func(src string) (string, error)

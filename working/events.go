@@ -217,7 +217,10 @@ func (s *Service) episodes(ctx context.Context, sess *engram.Session, prev *engr
 	if !own {
 		prev = nil
 	}
-	return s.linkTurns(ctx, prev, owners, shared)
+	if err := s.linkTurns(ctx, prev, owners, shared); err != nil {
+		return err
+	}
+	return s.linkEntities(ctx, owners, shared)
 }
 
 // episodeData is an episode's data: where in which session it was said.

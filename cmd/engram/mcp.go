@@ -21,7 +21,7 @@ func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) 
 	return mcp.New(mcp.Config{
 		Memories: s.Memories, Aliases: db, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
 		Sessions: s.Working, Prompt: s.Working,
-		Categories: cfg.Memory.Categories, Gate: cfg.Memory.Gate == "on",
+		Categories: cfg.Memory.Categories, Gate: cfg.Memory.Gate == "on", GateMode: cfg.Memory.GateMode,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,
 			MaxBudget: cfg.Recall.MaxBudget, Keys: cfg.Limits.KeyLimits()},
 		Version: moduleVersion(), Logger: logger,

@@ -146,7 +146,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
-	services.Working = working.New(db, clearance.Memories{MemoryService: db}, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
+	services.Working = working.New(db, services.Memories, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
@@ -183,7 +183,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
 		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
-		AdminKey: cfg.Auth.AdminKey, Admin: db, Transfer: db, Gate: cfg.Memory.Gate == "on",
+		AdminKey: cfg.Auth.AdminKey, Admin: db, Transfer: db, Gate: cfg.Memory.Gate == "on", GateMode: cfg.Memory.GateMode,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxImportBytes: cfg.Limits.MaxImportBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
@@ -231,7 +231,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, failures *
 		Auth: db, Sessions: db, Tenants: db, Insights: db,
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
-		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db,
+		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db, Links: clearance.Links{LinkService: db, Memories: db}, Aliases: db,
 		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {

@@ -39,7 +39,7 @@ func newSleepMetrics(reg prometheus.Registerer) (*sleepMetrics, error) {
 func (m *sleepMetrics) add(r *engram.SleepResult) {
 	m.runs.Inc()
 	for kind, n := range map[string]float64{"merged": float64(r.Merged), "archived": float64(r.Archived),
-		"expired": float64(r.Expired), "events_folded": float64(r.EventsFolded),
+		"expired": float64(r.Expired), "events_folded": float64(r.EventsFolded), "linked": float64(r.Linked),
 		"reflections_written": float64(len(r.Reflect.Written))} {
 		m.changes.WithLabelValues(kind).Add(n)
 	}
@@ -55,7 +55,7 @@ func (m *Main) sleepEvery(ctx context.Context, every time.Duration, sleeper *sle
 		}
 		metrics.add(r)
 		m.Logger.Info("sleep", "tenant", tenant.Name, "merged", r.Merged, "archived", r.Archived, "expired", r.Expired,
-			"events_folded", r.EventsFolded, "reflections_written", len(r.Reflect.Written), "conflicts", r.Conflicts)
+			"linked", r.Linked, "events_folded", r.EventsFolded, "reflections_written", len(r.Reflect.Written), "conflicts", r.Conflicts)
 	}, func(err error) { m.Logger.Warn("sleep cycle failed", "err", err) })
 }
 
