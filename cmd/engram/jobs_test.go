@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,32 @@ func TestReflectJob(t *testing.T) {
 			t.Fatalf("unknown job: %d %s", status, b)
 		}
 	})
+}
+
+// reflections returns every current reflection's version by group, and
+// how many reflection files the tenant has.
+func (c jobClient) reflections(dir string) (map[string]int64, int) {
+	c.t.Helper()
+	out := map[string]int64{}
+	for cursor := ""; ; {
+		status, _, b := c.do("GET", "/v1/reflections?limit=500&cursor="+cursor, "")
+		var page struct {
+			Items      []engram.Reflection `json:"items"`
+			NextCursor string              `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(b, &page); status != http.StatusOK || err != nil {
+			c.t.Fatalf("reflections: %d %s", status, b)
+		}
+		for _, r := range page.Items {
+			if _, dup := out[r.Group]; dup {
+				c.t.Fatalf("group %s has two reflections", r.Group)
+			}
+			out[r.Group] = r.Version
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "work", "*.md"))
+	return out, len(files)
 }
