@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -165,7 +167,47 @@ func TestReflectJob(t *testing.T) {
 		if status, _, b := c.do("GET", "/v1/jobs/job_none", ""); status != http.StatusNotFound {
 			t.Fatalf("unknown job: %d %s", status, b)
 		}
+		if engine != "sqlite" {
+			return
+		}
+		// engram jobs reads them from the store.
+		var out, errOut bytes.Buffer
+		if code := Run(context.Background(), []string{"jobs", "--data", m.Config.DataDir, id}, nil, &out, &errOut); code != 0 ||
+			!strings.Contains(out.String(), `"status": "done"`) {
+			t.Fatalf("engram jobs ID: %d %s %s", code, out.String(), errOut.String())
+		}
+		out.Reset()
+		if code := Run(context.Background(), []string{"jobs", "--data", m.Config.DataDir, "--status", "failed"}, nil, &out, &errOut); code != 0 ||
+			strings.TrimSpace(out.String()) != "[]" {
+			t.Fatalf("engram jobs --status failed: %d %s %s", code, out.String(), errOut.String())
+		}
+		if code := Run(context.Background(), []string{"jobs", "--data", m.Config.DataDir, "job_none"}, nil, &out, &errOut); code != 1 {
+			t.Fatalf("engram jobs of an unknown job: exit %d", code)
+		}
 	})
+}
+
+// TestProgressBar: on a terminal the bar is redrawn in place; elsewhere
+// one plain line per tenth, and none for a report that knows no total.
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	p := &progressBar{w: &b, label: "reflect", tenth: -1}
+	p.report(0, 0)
+	for i := 0; i <= 250; i++ {
+		p.report(i, 250)
+	}
+	p.finish()
+	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 11 || lines[0] != "reflect: 0/250" ||
+		lines[10] != "reflect: 250/250" || strings.Contains(b.String(), "\r") {
+		t.Fatalf("plain lines:\n%s", b.String())
+	}
+	b.Reset()
+	p = &progressBar{w: &b, tty: true, label: "reflect", tenth: -1}
+	p.report(5, 10)
+	p.finish()
+	if got := b.String(); got != "\rreflect [###############...............] 5/10\n" {
+		t.Fatalf("bar: %q", got)
+	}
 }
 
 // reflections returns every current reflection's version by group, and
