@@ -231,7 +231,7 @@ func Default() Config {
 		Index:      IndexConfig{MaxMB: 2048, RowCache: 20000},
 		Reflector:  ReflectorConfig{MinGroup: 3, Model: "gpt-4o-mini", Timeout: 30 * time.Second},
 		Sleep:      SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: 30 * 24 * time.Hour},
-		Jobs:       JobsConfig{InlineMaxMemories: 5000, Lease: 30 * time.Second, Poll: time.Second, MaxAttempts: 3},
+		Jobs:       JobsConfig{InlineMaxMemories: 2000, Lease: 30 * time.Second, Poll: time.Second, MaxAttempts: 3},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03},
