@@ -181,6 +181,7 @@ func New(cfg Config) (*Server, error) {
 		v1.GET("/reflections/:id", s.handleGetReflection)
 	}
 	if cfg.Jobs != nil {
+		v1.POST("/sleep", s.handleSleep)
 		v1.GET("/jobs", s.handleListJobs)
 		v1.GET("/jobs/:id", s.handleGetJob)
 	}

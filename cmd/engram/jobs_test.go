@@ -121,8 +121,9 @@ func (c jobClient) waitJob(id string) engram.Job {
 // memories POST /v1/reflect answers its result (200) as it always did; on
 // a larger one it answers 202 with the job's id and Location at once,
 // and GET /v1/jobs/{id} reports the job until it is done, with the result
-// the inline answer would have carried. Every answer matches the OpenAPI
-// document. A bad category is refused before any job is queued.
+// the inline answer would have carried; POST /v1/sleep likewise. Every
+// answer matches the OpenAPI document. A bad category is refused before
+// any job is queued.
 func TestReflectJob(t *testing.T) {
 	doc, err := openapitest.Parse(server.OpenAPI())
 	if err != nil {
@@ -156,9 +157,27 @@ func TestReflectJob(t *testing.T) {
 			j.StartedAt == nil || j.FinishedAt == nil || j.Attempts != 1 {
 			t.Fatalf("job: %+v result %+v (%v)", j, res, err)
 		}
-		status, _, b := c.do("GET", "/v1/jobs?status=done", "")
+		// A sleep of the large tenant is a job too; the reflect it ends
+		// with finds every group unchanged.
+		status, h, b := c.do("POST", "/v1/sleep", "")
+		var acc struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal(b, &acc); status != http.StatusAccepted || err != nil || h.Get("Location") != "/v1/jobs/"+acc.JobID {
+			t.Fatalf("sleep on a large tenant: %d %s", status, b)
+		}
+		slept := c.waitJob(acc.JobID)
+		var sres engram.SleepResult
+		if err := json.Unmarshal(slept.Result, &sres); err != nil || slept.Status != engram.JobDone || slept.Kind != engram.JobSleep ||
+			sres.Reflect == nil || sres.Reflect.Groups != 4 || len(sres.Reflect.Written) != 0 {
+			t.Fatalf("sleep job: %+v result %+v (%v)", slept, sres, err)
+		}
+		if status, _, b := c.do("POST", "/v1/sleep", `{"now":true}`); status != http.StatusBadRequest {
+			t.Fatalf("sleep with a body: %d %s", status, b)
+		}
+		status, _, b = c.do("GET", "/v1/jobs?status=done", "")
 		var page struct{ Items []engram.Job }
-		if err := json.Unmarshal(b, &page); status != http.StatusOK || err != nil || len(page.Items) != 1 || page.Items[0].ID != id {
+		if err := json.Unmarshal(b, &page); status != http.StatusOK || err != nil || len(page.Items) != 2 || page.Items[1].ID != id {
 			t.Fatalf("list: %d %s", status, b)
 		}
 		if status, _, b := c.do("GET", "/v1/jobs?status=lost", ""); status != http.StatusBadRequest {

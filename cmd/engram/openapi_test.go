@@ -158,7 +158,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		t.Fatalf("the reflector wrote nothing: %v", reflected)
 	}
 	do("GET", "/v1/reflections/"+written[0].(map[string]any)["id"].(string), "", 200)
-	// A small tenant reflects inline: no job (TestReflectJob drives one).
+	// A small tenant reflects and sleeps inline: no job (TestReflectJob
+	// drives them).
+	do("POST", "/v1/sleep", "", 200)
 	do("GET", "/v1/jobs", "", 200)
 	do("GET", "/v1/jobs?status=lost", "", 400)
 	do("GET", "/v1/jobs/job_none", "", 404)
