@@ -38,6 +38,7 @@ type Config struct {
 	Learning   LearningConfig        `yaml:"learning"`
 	Reflector  ReflectorConfig       `yaml:"reflector"`
 	Sleep      SleepConfig           `yaml:"sleep"`
+	Jobs       JobsConfig            `yaml:"jobs"`
 	Sessions   engram.SessionsConfig `yaml:"sessions"`
 	Quotas     QuotasConfig          `yaml:"quotas"`
 	Mirror     MirrorConfig          `yaml:"mirror"`
@@ -94,6 +95,24 @@ type ReflectorConfig struct {
 	Model    string        `yaml:"model"`
 	APIKey   string        `yaml:"api_key" secret:"true"`
 	Timeout  time.Duration `yaml:"timeout"`
+}
+
+// JobsConfig configures the long work that leaves the request path on a
+// large tenant (docs/jobs.md).
+type JobsConfig struct {
+	// InlineMaxMemories is the most live memories a tenant may hold for
+	// POST /v1/reflect (and the MCP reflect tool) to run in the request; a
+	// larger tenant's reflect runs as a job (202). -1 runs every reflect
+	// inline.
+	InlineMaxMemories int64 `yaml:"inline_max_memories"`
+	// Lease is how long a server's claim on a job lasts without renewal
+	// (renewed every third of it): a server that dies leaves its job to
+	// another after at most this long.
+	Lease time.Duration `yaml:"lease"`
+	// Poll is how often an idle server looks for queued jobs.
+	Poll time.Duration `yaml:"poll"`
+	// MaxAttempts is how many runs a job gets before it is failed.
+	MaxAttempts int `yaml:"max_attempts"`
 }
 
 // SleepConfig configures the sleep cycle.
@@ -212,6 +231,7 @@ func Default() Config {
 		Index:      IndexConfig{MaxMB: 2048, RowCache: 20000},
 		Reflector:  ReflectorConfig{MinGroup: 3, Model: "gpt-4o-mini", Timeout: 30 * time.Second},
 		Sleep:      SleepConfig{MergeSimilarity: 0.9, ArchiveBelow: 0.02, CompactAfter: 30 * 24 * time.Hour},
+		Jobs:       JobsConfig{InlineMaxMemories: 2000, Lease: 30 * time.Second, Poll: time.Second, MaxAttempts: 3},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03},

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/engram-memory/engram"
 )
@@ -129,6 +130,9 @@ func (c Config) Validate() error {
 	if sc := c.Sleep; sc.Interval < 0 || sc.CompactAfter <= 0 || !(sc.MergeSimilarity > 0 && sc.MergeSimilarity <= 1) ||
 		!(sc.ArchiveBelow >= 0 && sc.ArchiveBelow < 1) {
 		bad("sleep", "interval ≥ 0, compact_after > 0, merge_similarity in (0, 1] and archive_below in [0, 1)")
+	}
+	if jc := c.Jobs; jc.InlineMaxMemories < -1 || jc.Lease < 300*time.Millisecond || jc.Poll <= 0 || jc.MaxAttempts < 1 {
+		bad("jobs", "inline_max_memories ≥ -1, lease ≥ 300ms, poll > 0 and max_attempts ≥ 1")
 	}
 	if sc := c.Sessions; sc.TTL <= 0 || sc.CleanupInterval < 0 || sc.WholeRounds < 1 || sc.MaxPersonaBytes < 1 || sc.MaxEvents < 1 {
 		bad("sessions", "ttl > 0, cleanup_interval ≥ 0, whole_rounds ≥ 1, max_persona_bytes ≥ 1 and max_events ≥ 1")

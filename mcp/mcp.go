@@ -65,6 +65,9 @@ type Config struct {
 	Feedback engram.FeedbackService
 	// Reflections runs the reflector and reads its write-ups (reflect).
 	Reflections engram.ReflectionService
+	// Jobs, when set, queues a large tenant's reflect as a job; the tool
+	// then answers the job and the reflections as they stand.
+	Jobs engram.JobService
 	// Sessions and Prompt serve session_event and prompt.
 	Sessions engram.SessionService
 	Prompt   engram.PromptService

@@ -33,11 +33,20 @@ type reflection struct {
 }
 
 type reflectResult struct {
-	Groups      int                     `json:"groups" jsonschema:"topics with enough memories to reflect on"`
-	Written     []engram.ReflectOutcome `json:"written" jsonschema:"reflections written or rewritten now"`
-	Skipped     []engram.ReflectOutcome `json:"skipped" jsonschema:"unchanged since their last reflection"`
-	Failed      []engram.ReflectOutcome `json:"failed"`
-	Reflections []reflection            `json:"reflections"`
+	Groups  int                     `json:"groups" jsonschema:"topics with enough memories to reflect on"`
+	Written []engram.ReflectOutcome `json:"written" jsonschema:"reflections written or rewritten now"`
+	Skipped []engram.ReflectOutcome `json:"skipped" jsonschema:"unchanged since their last reflection"`
+	Failed  []engram.ReflectOutcome `json:"failed"`
+	// Job is set when the tenant is large: the reflect runs as a job and
+	// the lists above are empty until it is done.
+	Job         *reflectJob  `json:"job,omitempty" jsonschema:"set when the reflect runs as a job (a large tenant): written, skipped and failed are empty and reflections are those written so far"`
+	Reflections []reflection `json:"reflections"`
+}
+
+type reflectJob struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	StatusURL string `json:"status_url" jsonschema:"GET it over HTTP for progress and outcome"`
 }
 
 func (b *toolbox) addReflect() {
@@ -62,9 +71,19 @@ func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, e
 		}
 		limit = *a.Limit
 	}
-	res, err := s.cfg.Reflections.Reflect(ctx, engram.ReflectRequest{Category: a.Category})
+	var res *engram.ReflectResult
+	var job *engram.Job
+	var err error
+	if s.cfg.Jobs != nil {
+		res, job, err = s.cfg.Jobs.Reflect(ctx, engram.ReflectRequest{Category: a.Category})
+	} else {
+		res, err = s.cfg.Reflections.Reflect(ctx, engram.ReflectRequest{Category: a.Category})
+	}
 	if err != nil {
 		return nil, err
+	}
+	if job != nil {
+		res = &engram.ReflectResult{}
 	}
 	f := engram.ReflectionFilter{Limit: limit, Visible: true} // a model reads: the shared and the call's user's
 	if a.Category != "" {
@@ -76,6 +95,9 @@ func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, e
 	}
 	out := &reflectResult{Groups: res.Groups, Written: nonNil(res.Written), Skipped: nonNil(res.Skipped),
 		Failed: nonNil(res.Failed), Reflections: make([]reflection, len(page.Items))}
+	if job != nil {
+		out.Job = &reflectJob{ID: job.ID, Status: job.Status, StatusURL: "/v1/jobs/" + job.ID}
+	}
 	for i, r := range page.Items {
 		out.Reflections[i] = reflection{ID: r.ID, Group: r.Group, Category: r.Category, Title: r.Title, Version: r.Version,
 			Markdown: r.Markdown, Cited: len(r.Cited)}

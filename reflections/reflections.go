@@ -93,10 +93,11 @@ func (s *Service) Reflect(ctx context.Context, req engram.ReflectRequest) (*engr
 	groups := UserGroups(ms, s.cfg.MinGroup)
 	res := &engram.ReflectResult{Groups: len(groups), Written: []engram.ReflectOutcome{}, Skipped: []engram.ReflectOutcome{},
 		Failed: []engram.ReflectOutcome{}}
-	for _, g := range groups {
+	for i, g := range groups {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		engram.ReportProgress(ctx, i, len(groups))
 		out, written, err := s.reflectGroup(ctx, g)
 		switch {
 		case err != nil:
@@ -108,6 +109,7 @@ func (s *Service) Reflect(ctx context.Context, req engram.ReflectRequest) (*engr
 			res.Skipped = append(res.Skipped, *out)
 		}
 	}
+	engram.ReportProgress(ctx, len(groups), len(groups))
 	return res, nil
 }
 
@@ -122,7 +124,12 @@ func (s *Service) reflectGroup(ctx context.Context, g Group) (*engram.ReflectOut
 	prev, err := s.store.FindReflectionByGroup(ctx, g.Key)
 	switch {
 	case err == nil && prev.Fingerprint == fp && (s.cfg.Chat == nil || prev.Fallback == ""):
-		return &engram.ReflectOutcome{Group: g.Key, ID: prev.ID, Version: prev.Version, Writer: prev.Writer, Reason: "unchanged"}, false, nil
+		out := &engram.ReflectOutcome{Group: g.Key, ID: prev.ID, Version: prev.Version, Writer: prev.Writer, Reason: "unchanged"}
+		if err := s.ensureFile(ctx, g, prev); err != nil {
+			s.log.Warn("reflection file not written; the store has it", "group", g.Key, "err", err)
+			out.Reason = "file not written: " + err.Error()
+		}
+		return out, false, nil
 	case err != nil && engram.ErrorCode(err) != engram.ENOTFOUND:
 		return nil, false, err
 	}
@@ -180,6 +187,19 @@ func (s *Service) writeFile(ctx context.Context, g Group, r *engram.Reflection) 
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// ensureFile writes the stored reflection's file when it is missing: a
+// run stopped between storing a reflection and writing its file (a kill)
+// leaves the file to the next run, which finds the group unchanged.
+func (s *Service) ensureFile(ctx context.Context, g Group, r *engram.Reflection) error {
+	if s.cfg.Dir == "" {
+		return nil
+	}
+	if _, err := os.Stat(s.File(engram.TenantFromContext(ctx), g)); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return s.writeFile(ctx, g, r)
 }
 
 // File is where a group's reflection is written. Tenant ids and category

@@ -111,7 +111,8 @@ func strictQuery(c *gin.Context) {
 // its own with queryParams.
 var takesQuery = map[string]bool{
 	"GET /v1/memories": true, "GET /v1/memories/:id/history": true, "GET /v1/context": true, "GET /v1/boot": true,
-	"GET /v1/pairs": true, "GET /v1/reflections": true, "GET /v1/reflections/:id": true,
+	"GET /v1/pairs": true, "GET /v1/reflections": true, "GET /v1/reflections/:id": true, "GET /v1/jobs": true,
+	"GET /v1/jobs/:id":           true,
 	"GET /v1/agents/:id/persona": true, "PUT /v1/agents/:id/persona": true,
 	"GET /v1/keys/*key": true, "DELETE /v1/keys/*key": true, "GET /v1/aliases/*alias": true, "DELETE /v1/aliases/*alias": true,
 	// Import checks its own (ids).

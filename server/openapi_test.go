@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-memory/engram/configs"
 	"github.com/engram-memory/engram/index/indextest"
+	"github.com/engram-memory/engram/jobs"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
 	"github.com/engram-memory/engram/router"
@@ -52,6 +53,7 @@ func fullServer(t *testing.T) *server.Server {
 		},
 		Sessions: w, Personas: w, Prompt: w, Quotas: db, AdminKey: adminSecret, Admin: db, Transfer: db,
 		Users: users.New(db, users.Config{Reflections: refl}, nil), Aliases: db,
+		Jobs:   jobs.New(db, refl, nil, jobs.Config{Categories: cfg.Memory.Categories}, nil),
 		Limits: server.Limits{MaxBodyBytes: lim.MaxBodyBytes, MaxImportBytes: lim.MaxImportBytes, MaxJSONDepth: lim.MaxJSONDepth, MaxBatch: lim.MaxBatch, Keys: lim.KeyLimits()},
 	})
 	if err != nil {

@@ -11,6 +11,9 @@ import (
 
 // handleReflect runs the reflector: POST /v1/reflect with an optional
 // body {"category"}. A request without a body reflects every category.
+// With jobs configured, a large tenant's reflect becomes a job: 202 with
+// its id and where to follow it (docs/jobs.md); a small tenant's answers
+// 200 with the result, as without jobs.
 func (s *Server) handleReflect(c *gin.Context) {
 	var req engram.ReflectRequest
 	if c.Request.ContentLength != 0 || c.GetHeader("Content-Type") != "" {
@@ -18,6 +21,18 @@ func (s *Server) handleReflect(c *gin.Context) {
 			writeError(c, err)
 			return
 		}
+	}
+	if s.cfg.Jobs != nil {
+		res, job, err := s.cfg.Jobs.Reflect(c.Request.Context(), req)
+		switch {
+		case err != nil:
+			writeError(c, err)
+		case job != nil:
+			accepted(c, job)
+		default:
+			c.JSON(http.StatusOK, res)
+		}
+		return
 	}
 	res, err := s.cfg.Reflections.Reflect(c.Request.Context(), req)
 	if err != nil {

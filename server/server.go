@@ -45,6 +45,9 @@ type Config struct {
 	Recall      Recaller
 	Feedback    engram.FeedbackService
 	Reflections engram.ReflectionService
+	// Jobs, when set, runs a large tenant's reflect as a job and serves
+	// /v1/jobs; nil: reflect always answers in its request.
+	Jobs engram.JobService
 	// Aliases stores key aliases (/v1/aliases/…); nil: no routes.
 	Aliases engram.AliasService
 	// Users erases end users (DELETE /v1/users/{id}); nil: no route.
@@ -181,6 +184,11 @@ func New(cfg Config) (*Server, error) {
 		v1.POST("/reflect", s.handleReflect)
 		v1.GET("/reflections", s.handleListReflections)
 		v1.GET("/reflections/:id", s.handleGetReflection)
+	}
+	if cfg.Jobs != nil {
+		v1.POST("/sleep", s.handleSleep)
+		v1.GET("/jobs", s.handleListJobs)
+		v1.GET("/jobs/:id", s.handleGetJob)
 	}
 	if cfg.Sessions != nil {
 		v1.Any("/sessions/*rest", s.handleSessions)

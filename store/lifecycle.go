@@ -14,8 +14,9 @@ var _ engram.LifecycleService = (*DB)(nil)
 // tenantTables are the tables that hold a tenant's data, parents first:
 // what an export writes and an import reads, in this order, and what a
 // reset empties, in the reverse order. tenants, api_keys, tenant_usage
-// (kept by triggers), feed_cursors (positions in a feed that goes on)
-// and console_sessions belong to the tenant's account, not its data.
+// (kept by triggers), feed_cursors (positions in a feed that goes on),
+// console_sessions and jobs (work the tenant asked for, and its outcome)
+// belong to the tenant's account, not its data.
 var tenantTables = []string{
 	"memories", "memory_events", "memory_aliases", "memory_links", "memory_vectors", "recalls", "interactions", "feedback", "feedback_credits",
 	"pairs", "reflections", "reflection_versions", "sessions", "session_events", "working_states",

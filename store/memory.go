@@ -233,6 +233,12 @@ func (r *memoryRow) toMemory() *engram.Memory {
 // fromMemory copies m's stored fields into r and derives the columns that
 // follow from them: hash, token counts and the analyzed search terms.
 func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
+	fromFields(r, m)
+	db.fromDerived(r, m, db.derive(m))
+}
+
+// fromFields copies m's stored fields onto r (not what derive computes).
+func fromFields(r *memoryRow, m *engram.Memory) {
 	r.ID, r.AgentID, r.Category, r.Subcategory, r.Type = m.ID, m.AgentID, m.Category, m.Subcategory, m.Type
 	r.UserID = m.UserID
 	r.Key = nil
@@ -257,16 +263,33 @@ func (db *DB) fromMemory(r *memoryRow, m *engram.Memory) {
 		m.Emotion = &e
 	}
 	r.Emotion, r.Quarantined = *m.Emotion, m.Quarantined
+}
 
-	m.ContentHash = contentHash(m.Content)
-	m.TokenCount = db.tokens.Count(m.Content)
-	m.SummaryTokenCount = 0
+// derived is what a row computes from a memory's text: the write guard's
+// hash, the token counts and the full-text columns. It is most of a
+// write's CPU, and needs no transaction: a batch derives it before its
+// transaction, on every core.
+type derived struct {
+	hash                  string
+	tokens, summaryTokens int
+	body, meta            string
+}
+
+func (db *DB) derive(m *engram.Memory) derived {
+	d := derived{hash: contentHash(m.Content), tokens: db.tokens.Count(m.Content)}
 	if m.Summary != "" {
-		m.SummaryTokenCount = db.tokens.Count(m.Summary)
+		d.summaryTokens = db.tokens.Count(m.Summary)
 	}
-	r.ContentHash, r.TokenCount, r.SummaryTokenCount = m.ContentHash, m.TokenCount, m.SummaryTokenCount
-	r.SearchBody = analysis.Join(m.Content + "\n" + m.Summary)
-	r.SearchMeta = analysis.Join(strings.Join(m.Tags, " ") + " " + m.Key + " " + m.Category + " " + m.Subcategory + " " + m.Type)
+	d.body = analysis.Join(m.Content + "\n" + m.Summary)
+	d.meta = analysis.Join(strings.Join(m.Tags, " ") + " " + m.Key + " " + m.Category + " " + m.Subcategory + " " + m.Type)
+	return d
+}
+
+// fromDerived sets what d holds on m and r.
+func (db *DB) fromDerived(r *memoryRow, m *engram.Memory, d derived) {
+	m.ContentHash, m.TokenCount, m.SummaryTokenCount = d.hash, d.tokens, d.summaryTokens
+	r.ContentHash, r.TokenCount, r.SummaryTokenCount = d.hash, d.tokens, d.summaryTokens
+	r.SearchBody, r.SearchMeta = d.body, d.meta
 }
 
 func rawPtr(b json.RawMessage) *string {

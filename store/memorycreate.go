@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -50,10 +53,11 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 			return nil, err
 		}
 	}
+	ds := db.deriveAll(ms)
 	for attempt := 0; ; attempt++ {
 		results := make([]*engram.CreateResult, len(ms))
 		err = db.writeTx(ctx, tenant, func(ctx context.Context, tx *gorm.DB) error {
-			return db.insertBatch(ctx, tx, tenant, ms, results)
+			return db.insertDerived(ctx, tx, tenant, ms, ds, results)
 		})
 		if err == nil {
 			return results, nil
@@ -83,6 +87,42 @@ func (db *DB) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engra
 	}
 }
 
+// deriveAll derives the columns of each memory of ms (hash, token counts,
+// full-text terms) before the batch's transaction, so the one writer is
+// not held while they are computed; a large batch is split over the
+// cores.
+func (db *DB) deriveAll(ms []*engram.Memory) []derived {
+	ds := make([]derived, len(ms))
+	workers := min(runtime.GOMAXPROCS(0), len(ms)/deriveChunk)
+	if workers < 2 {
+		for i, m := range ms {
+			ds[i] = db.derive(m)
+		}
+		return ds
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(deriveChunk)) - deriveChunk
+				if start >= len(ms) {
+					return
+				}
+				for i := start; i < min(start+deriveChunk, len(ms)); i++ {
+					ds[i] = db.derive(ms[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return ds
+}
+
+// deriveChunk is how many memories one worker of deriveAll takes at a
+// time; a batch of fewer than two chunks is derived in the caller.
+const deriveChunk = 32
+
 // dedupeKey is what makes two memories duplicates (the memories_dedupe
 // index): user, agent, category and content hash, for memories without a
 // key.
@@ -92,14 +132,14 @@ type dedupeKey struct{ user, agent, category, hash string }
 // memories without a key in ms duplicate, read in one statement per agent
 // and category (and 500 hashes) rather than one per memory; each uses the
 // memories_dedupe index.
-func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory) (map[dedupeKey]*engram.Memory, error) {
+func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, ds []derived) (map[dedupeKey]*engram.Memory, error) {
 	type group struct{ user, agent, category string }
 	hashes := map[group][]string{}
 	var groups []group
 	seen := map[dedupeKey]bool{}
-	for _, m := range ms {
+	for i, m := range ms {
 		if m.Key == "" {
-			g, k := group{m.UserID, m.AgentID, m.Category}, dedupeKey{m.UserID, m.AgentID, m.Category, contentHash(m.Content)}
+			g, k := group{m.UserID, m.AgentID, m.Category}, dedupeKey{m.UserID, m.AgentID, m.Category, ds[i].hash}
 			if seen[k] {
 				continue
 			}
@@ -146,7 +186,13 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 // returning another agent's private memory for the same words would leak
 // it.
 func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, results []*engram.CreateResult) error {
-	dups, err := db.findDuplicates(ctx, tx, tenant, ms)
+	return db.insertDerived(ctx, tx, tenant, ms, db.deriveAll(ms), results)
+}
+
+// insertDerived is insertBatch with the columns of ms derived already
+// (ds[i] of ms[i]; see deriveAll).
+func (db *DB) insertDerived(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, ds []derived, results []*engram.CreateResult) error {
+	dups, err := db.findDuplicates(ctx, tx, tenant, ms, ds)
 	if err != nil {
 		return err
 	}
@@ -158,7 +204,7 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 		at[i] = -1
 		var k dedupeKey
 		if m.Key == "" {
-			k = dedupeKey{m.UserID, m.AgentID, m.Category, contentHash(m.Content)}
+			k = dedupeKey{m.UserID, m.AgentID, m.Category, ds[i].hash}
 			if dup := dups[k]; dup != nil {
 				results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
 				continue
@@ -173,7 +219,8 @@ func (db *DB) insertBatch(ctx context.Context, tx *gorm.DB, tenant string, ms []
 		m.Stability = db.rules.Scoring.Stability(m.Priority)
 		m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now
 		row := memoryRow{TenantID: tenant}
-		db.fromMemory(&row, m)
+		fromFields(&row, m)
+		db.fromDerived(&row, m, ds[i])
 		if m.Key == "" {
 			first[k] = len(rows)
 		}

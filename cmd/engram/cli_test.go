@@ -34,6 +34,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"mcp"}, []string{"-data", "-config"}},
 		{[]string{"reflect"}, []string{"-tenant", "-category", "-data"}},
 		{[]string{"sleep"}, []string{"-tenant", "-data"}},
+		{[]string{"jobs"}, []string{"-tenant", "-status", "-data"}},
 		{[]string{"keys", "create"}, []string{"-tenant", "-name", "-clearance", "-data"}},
 		{[]string{"keys", "list"}, []string{"-tenant", "-data"}},
 		{[]string{"keys", "revoke"}, []string{"-data"}},

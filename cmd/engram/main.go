@@ -36,6 +36,7 @@ usage: engram VERB [flags]      (engram VERB --help lists a verb's flags)
   reset                         remove all of a tenant's data (its keys stay)
   reflect                       write L3 reflections of the groups that changed
   sleep                         merge, archive, expire, compact, re-reflect
+  jobs [ID]                     a tenant's jobs (long work off the request path), or one
   mirror rebuild|sync           the file mirror for shell agents
   bench                         benchmarks (engram bench lists them)
   version                       module version, VCS revision and time of this build
@@ -77,6 +78,8 @@ func Run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		err = runReflect(ctx, args[1:], environ, stdout)
 	case "sleep":
 		err = runSleep(ctx, args[1:], environ, stdout)
+	case "jobs":
+		err = runJobs(ctx, args[1:], environ, stdout)
 	case "mirror":
 		err = runMirror(ctx, args[1:], environ, stdout)
 	case "version":

@@ -19,7 +19,7 @@ import (
 // `engram mcp` (stdio) and for /mcp on the HTTP server.
 func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) *mcp.Server {
 	return mcp.New(mcp.Config{
-		Memories: s.Memories, Aliases: db, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Auth: db, Health: db,
+		Memories: s.Memories, Aliases: db, Recall: s.Recall, Feedback: s.Feedback, Reflections: s.Reflections, Jobs: s.Jobs, Auth: db, Health: db,
 		Sessions: s.Working, Prompt: s.Working,
 		Categories: cfg.Memory.Categories, Gate: cfg.Memory.Gate == "on", GateMode: cfg.Memory.GateMode,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,
@@ -75,6 +75,7 @@ func runMCP(ctx context.Context, args, environ []string, stdout io.Writer) error
 	if services.Mirror != nil {
 		background.Go(func() { services.Mirror.Run(bg, cfg.Mirror.Poll) })
 	}
+	background.Go(func() { services.Jobs.Run(bg) }) // a large tenant's reflect
 	logger.Info("engram mcp started", "transport", "stdio", "tenant_id", id.TenantID, "driver", cfg.Store.Driver, "data_dir", cfg.DataDir)
 	err = NewMCP(cfg, db, services, logger).RunStdio(ctx, id, os.Stdin, nopWriteCloser{stdout})
 	reason := "stdin closed"

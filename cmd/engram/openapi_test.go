@@ -159,6 +159,12 @@ func TestOpenAPIResponses(t *testing.T) {
 		t.Fatalf("the reflector wrote nothing: %v", reflected)
 	}
 	do("GET", "/v1/reflections/"+written[0].(map[string]any)["id"].(string), "", 200)
+	// A small tenant reflects and sleeps inline: no job (TestReflectJob
+	// drives them).
+	do("POST", "/v1/sleep", "", 200)
+	do("GET", "/v1/jobs", "", 200)
+	do("GET", "/v1/jobs?status=lost", "", 400)
+	do("GET", "/v1/jobs/job_none", "", 404)
 
 	do("POST", "/v1/sessions/s1/events", `{"events":[{"type":"message","role":"user","content":"I moved to Lisbon last week"}]}`, 201)
 	do("POST", "/v1/sessions/s1/events", `{"type":"tool_call","name":"search","args":{"q":"Lisbon"}}`, 201)

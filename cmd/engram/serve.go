@@ -23,6 +23,7 @@ import (
 	"github.com/engram-memory/engram/index"
 	"github.com/engram-memory/engram/internal/clearance"
 	"github.com/engram-memory/engram/internal/ratelimit"
+	"github.com/engram-memory/engram/jobs"
 	"github.com/engram-memory/engram/journal"
 	"github.com/engram-memory/engram/learning"
 	"github.com/engram-memory/engram/reflections"
@@ -105,6 +106,8 @@ type Services struct {
 	Embeddings  *learning.Embeddings
 	Reflections *reflections.Service
 	Sleep       *sleep.Sleeper
+	// Jobs runs a large tenant's reflect and sleep off the request path.
+	Jobs *jobs.Service
 	// Working is L1 working memory, personas and /v1/prompt.
 	Working *working.Service
 	// Mirror follows the change feed into the file mirror when
@@ -146,6 +149,9 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
+	services.Jobs = jobs.New(db, services.Reflections, services.Sleep, jobs.Config{Holder: holderName(),
+		InlineMaxMemories: cfg.Jobs.InlineMaxMemories, Lease: cfg.Jobs.Lease, Poll: cfg.Jobs.Poll,
+		MaxAttempts: cfg.Jobs.MaxAttempts, Categories: cfg.Memory.Categories}, logger.With("component", "jobs"))
 	services.Working = working.New(db, services.Memories, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
@@ -178,7 +184,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: services.Feedback, Reflections: services.Reflections, Export: exporter, Users: services.Users, Aliases: db,
+		Feedback: services.Feedback, Reflections: services.Reflections, Jobs: services.Jobs, Export: exporter, Users: services.Users, Aliases: db,
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
@@ -345,6 +351,7 @@ func (m *Main) Start(ctx context.Context) error {
 	if services.Mirror != nil {
 		m.background.Go(func() { services.Mirror.Run(bg, m.Config.Mirror.Poll) })
 	}
+	m.background.Go(func() { services.Jobs.Run(bg) })
 	if every := m.Config.Sleep.Interval; every > 0 {
 		m.background.Go(func() { m.sleepEvery(bg, every, services.Sleep, sleepMetrics) })
 	}

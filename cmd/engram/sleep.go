@@ -89,7 +89,9 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 	}
 	var failed error
 	enc := json.NewEncoder(stdout)
-	err = services.Sleep.SleepAll(ctx, *tenant, func(t *engram.Tenant, r *engram.SleepResult, err error) {
+	bar := newProgressBar(os.Stderr, "sleep: re-reflect")
+	err = services.Sleep.SleepAll(bar.context(ctx), *tenant, func(t *engram.Tenant, r *engram.SleepResult, err error) {
+		bar.finish()
 		if err != nil {
 			failed = errors.Join(failed, fmt.Errorf("tenant %s: %w", t.Name, err))
 			return
@@ -104,6 +106,8 @@ func runSleep(ctx context.Context, args, environ []string, stdout io.Writer) err
 
 // runReflect is `engram reflect`: the reflector for one tenant (default:
 // auth.default_tenant), optionally one category, printing the result.
+// It runs in this process, on the store, whatever the tenant's size (no
+// request waits on it), drawing its progress on stderr.
 func runReflect(ctx context.Context, args, environ []string, stdout io.Writer) error {
 	v := verb{name: "reflect", summary: "Write the L3 reflections of a tenant's groups that changed (default tenant: auth.default_tenant)."}
 	fs := newFlags(v)
@@ -138,7 +142,9 @@ func runReflect(ctx context.Context, args, environ []string, stdout io.Writer) e
 	if err != nil {
 		return err
 	}
-	res, err := services.Reflections.Reflect(engram.NewContextWithTenant(ctx, t.ID), engram.ReflectRequest{Category: *category})
+	bar := newProgressBar(os.Stderr, "reflect "+t.Name)
+	res, err := services.Reflections.Reflect(bar.context(engram.NewContextWithTenant(ctx, t.ID)), engram.ReflectRequest{Category: *category})
+	bar.finish()
 	if err != nil {
 		return err
 	}

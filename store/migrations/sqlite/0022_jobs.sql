@@ -1,0 +1,27 @@
+-- Jobs (engram.Job): long work of a tenant (reflect, sleep) that runs off
+-- the request path. Any server claims a queued job, or a running one whose
+-- lease ran out (its server died), by setting holder and leased_until; the
+-- holder renews the lease as it writes progress. request and result are
+-- JSON. Jobs belong to the tenant's account, like feed_cursors: they are
+-- not exported and a reset keeps them.
+CREATE TABLE jobs (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id             TEXT      NOT NULL UNIQUE,
+    tenant_id      TEXT      NOT NULL REFERENCES tenants (id),
+    kind           TEXT      NOT NULL,
+    request        TEXT      NOT NULL DEFAULT '{}',
+    status         TEXT      NOT NULL,
+    attempts       INTEGER   NOT NULL DEFAULT 0,
+    holder         TEXT      NOT NULL DEFAULT '',
+    leased_until   TIMESTAMP,
+    progress_done  INTEGER   NOT NULL DEFAULT 0,
+    progress_total INTEGER   NOT NULL DEFAULT 0,
+    result         TEXT,
+    error          TEXT      NOT NULL DEFAULT '',
+    created_at     TIMESTAMP NOT NULL,
+    started_at     TIMESTAMP,
+    finished_at    TIMESTAMP
+);
+
+CREATE INDEX jobs_tenant ON jobs (tenant_id, seq);
+CREATE INDEX jobs_open ON jobs (status, seq) WHERE status IN ('queued', 'running');
