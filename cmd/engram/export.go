@@ -77,16 +77,11 @@ func runExport(ctx context.Context, args, environ []string, stdout io.Writer) er
 	if *tenant == "" {
 		*tenant = cfg.Auth.DefaultTenant
 	}
-	db, err := openExisting(ctx, cfg, NewLogger(cfg, os.Stderr))
+	db, ctx, err := openConfigTenant(ctx, cfg, *tenant, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := db.FindTenant(ctx, *tenant)
-	if err != nil {
-		return err
-	}
-	ctx = engram.NewContextWithTenant(ctx, t.ID)
 	w := stdout
 	if *out != "-" {
 		file, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -88,16 +88,11 @@ func runJobs(ctx context.Context, args, environ []string, stdout io.Writer) erro
 	if *tenant == "" {
 		*tenant = cfg.Auth.DefaultTenant
 	}
-	db, err := openExisting(ctx, cfg, NewLogger(cfg, os.Stderr))
+	db, ctx, err := openConfigTenant(ctx, cfg, *tenant, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := db.FindTenant(ctx, *tenant)
-	if err != nil {
-		return err
-	}
-	ctx = engram.NewContextWithTenant(ctx, t.ID)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if len(positional) == 1 {

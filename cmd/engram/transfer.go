@@ -22,6 +22,11 @@ func openTenant(ctx context.Context, environ []string, load func([]string) (conf
 	if err != nil {
 		return nil, nil, err
 	}
+	return openConfigTenant(ctx, cfg, tenant, create)
+}
+
+// openConfigTenant is openTenant for a verb that has read its config.
+func openConfigTenant(ctx context.Context, cfg configs.Config, tenant string, create bool) (*store.DB, context.Context, error) {
 	if tenant == "" {
 		tenant = cfg.Auth.DefaultTenant
 	}
