@@ -85,6 +85,9 @@ type Config struct {
 	// Gate is memory.gate: on holds every memory write to the write gate
 	// (package gate); off holds only writes that ask with "gate": true.
 	Gate bool
+	// AsyncFeedback is feedback.async: every POST /v1/feedback is
+	// answered 202 once queued, as with Prefer: respond-async.
+	AsyncFeedback bool
 
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
@@ -171,6 +174,7 @@ func New(cfg Config) (*Server, error) {
 	v1.GET("/boot", s.handleBoot)
 	v1.POST("/interactions", s.handleCreateInteraction)
 	v1.POST("/feedback", s.handleFeedback)
+	v1.GET("/feedback/:id", s.handleFeedbackStatus)
 	v1.GET("/pairs", s.handlePairs)
 	if cfg.Reflections != nil {
 		v1.POST("/reflect", s.handleReflect)

@@ -67,6 +67,8 @@ type DB struct {
 	recalls *recallWriter
 	// feedbacks groups concurrent feedbacks into shared transactions.
 	feedbacks *feedbackGroups
+	// applier applies feedback acknowledged before it was applied.
+	applier *feedbackApplier
 	// maxSessionEvents and quotas are Options.MaxSessionEvents and
 	// Options.Quotas; refusals counts the writes a quota refused.
 	maxSessionEvents int64
@@ -120,6 +122,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	db.recalls = newRecallWriter(db, o)
 	db.feedbacks = newFeedbackGroups(db)
+	db.applier = newFeedbackApplier()
 	return db, nil
 }
 
@@ -225,6 +228,9 @@ func (e *redactedError) Unwrap() error { return e.err }
 // Close commits the recall records still queued, then closes every
 // connection.
 func (db *DB) Close() error {
+	if db.applier != nil {
+		db.applier.close()
+	}
 	if db.recalls != nil {
 		db.recalls.close()
 	}
