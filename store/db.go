@@ -69,6 +69,8 @@ type DB struct {
 	feedbacks *feedbackGroups
 	// applier applies feedback acknowledged before it was applied.
 	applier *feedbackApplier
+	// pending commits acknowledged feedback in groups.
+	pending *pendingQueue
 	// maxSessionEvents and quotas are Options.MaxSessionEvents and
 	// Options.Quotas; refusals counts the writes a quota refused.
 	maxSessionEvents int64
@@ -123,6 +125,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	db.recalls = newRecallWriter(db, o)
 	db.feedbacks = newFeedbackGroups(db)
 	db.applier = newFeedbackApplier()
+	db.pending = &pendingQueue{db: db}
 	return db, nil
 }
 
