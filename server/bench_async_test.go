@@ -85,7 +85,7 @@ func BenchmarkHTTPFeedbackAsyncParallel(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/acked.Seconds(), "acked/s")
 			b.ReportMetric(float64(b.N)/applied.Seconds(), "applied/s")
-			b.ReportMetric((applied - acked).Seconds()*1000, "drain-ms")
+			b.ReportMetric((applied-acked).Seconds()*1000, "drain-ms")
 			if len(lags) > 0 {
 				slices.Sort(lags)
 				b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "lag-p50-ms")
