@@ -105,6 +105,25 @@ type FeedbackResult struct {
 	Replayed bool `json:"replayed,omitempty"`
 }
 
+// States of a feedback acknowledged before it was applied.
+const (
+	FeedbackPending = "pending" // acknowledged and durable, not yet credited
+	FeedbackApplied = "applied" // credited: Result holds what it did
+)
+
+// FeedbackStatus is the answer to an asynchronous feedback (POST
+// /v1/feedback with Prefer: respond-async) and to GET /v1/feedback/{id}.
+type FeedbackStatus struct {
+	FeedbackID string   `json:"feedback_id"`
+	Status     string   `json:"status"`  // pending or applied
+	Credits    []string `json:"credits"` // ids of the memories and reflections it credits
+	// Result is what the feedback did, once applied.
+	Result *FeedbackResult `json:"result,omitempty"`
+	// Replayed is true when the idempotency key was seen before: this is
+	// the first submission's feedback and nothing was queued again.
+	Replayed bool `json:"replayed,omitempty"`
+}
+
 // Pair kinds.
 const (
 	PairRegeneration = "regeneration"
@@ -167,6 +186,13 @@ type FeedbackService interface {
 	CreateInteraction(ctx context.Context, in *Interaction) (*Interaction, error)
 	// SubmitFeedback applies one feedback. EINVALID, ENOTFOUND (target).
 	SubmitFeedback(ctx context.Context, in FeedbackInput) (*FeedbackResult, error)
+	// QueueFeedback validates one feedback as SubmitFeedback does, and
+	// returns once it is durably queued, to be applied shortly after by
+	// the same workflow. EINVALID, ENOTFOUND (target).
+	QueueFeedback(ctx context.Context, in FeedbackInput) (*FeedbackStatus, error)
+	// FeedbackStatus reports a feedback: pending, or applied with its
+	// result. ENOTFOUND outside the tenant.
+	FeedbackStatus(ctx context.Context, id string) (*FeedbackStatus, error)
 	// EachPair calls fn for each pair matching f, oldest first, and
 	// returns the cursor after the last one ("" when none follow).
 	EachPair(ctx context.Context, f PairFilter, fn func(*Pair) error) (string, error)

@@ -111,6 +111,14 @@ type FeedbackTx interface {
 // transaction: what it returns is the feedback's answer, once committed.
 type FeedbackFunc func(ctx context.Context, tx FeedbackTx) (*FeedbackResult, error)
 
+// FeedbackPlanFunc is what a feedback acknowledged before it is applied
+// (Prefer: respond-async) decides up front, run by the store in the
+// transaction that queues it: the memories it will credit, or the result
+// already stored under its idempotency key (then nothing is queued).
+// It reads through tx only; its errors (ENOTFOUND for its target) are
+// the post's answer.
+type FeedbackPlanFunc func(ctx context.Context, tx FeedbackTx) (credits []string, prior *FeedbackResult, err error)
+
 // Answer is an interaction as feedback reads it: the answer, the category
 // of its recall's top routed domain ("" without one), and its latest
 // judgement (nil before any).

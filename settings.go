@@ -151,6 +151,10 @@ type FeedbackConfig struct {
 	// learning benchmark it cost plain LoCoMo 0.002–0.004 of held-out
 	// recall@10 and gave the recovery from misleading memories nothing.
 	LearnQueries bool `yaml:"learn_queries"`
+	// Async makes POST /v1/feedback answer 202 once the feedback is
+	// durably queued, and apply it shortly after, for every request
+	// (feedback.async); off, only a request with Prefer: respond-async.
+	Async bool `yaml:"async"`
 }
 
 // DefaultFeedbackConfig returns 2% confidence steps, a reward moving

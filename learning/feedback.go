@@ -2,6 +2,7 @@ package learning
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +19,19 @@ import (
 type FeedbackStore interface {
 	CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error)
 	RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error)
+	// QueueFeedback runs plan in a write transaction of the tenant in ctx
+	// and, unless plan found the feedback already applied, commits in it
+	// the pending feedback (in, as validated) before it returns; a
+	// repeated idempotency key returns the first answer. The store's
+	// applier (StartFeedbackApplier) applies it later through
+	// RunFeedback's group machinery, with the workflow build returns.
+	QueueFeedback(ctx context.Context, recallID string, in engram.FeedbackInput, plan engram.FeedbackPlanFunc) (*engram.FeedbackStatus, error)
+	// FindFeedbackStatus reports a feedback of the tenant in ctx, pending
+	// or applied. ENOTFOUND otherwise.
+	FindFeedbackStatus(ctx context.Context, id string) (*engram.FeedbackStatus, error)
+	// StartFeedbackApplier starts, once per store, the applier of pending
+	// feedback: build turns a queued input into its workflow.
+	StartFeedbackApplier(build func(engram.FeedbackInput) engram.FeedbackFunc)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 	MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error)
@@ -38,9 +52,15 @@ type Feedback struct {
 
 var _ engram.FeedbackService = (*Feedback)(nil)
 
-// NewFeedback returns the feedback service.
+// NewFeedback returns the feedback service, and starts the store's
+// applier of feedback acknowledged before it was applied (the pending
+// feedback a restart finds included).
 func NewFeedback(st FeedbackStore, scorer *Scorer, cfg engram.FeedbackConfig) *Feedback {
-	return &Feedback{FeedbackStore: st, scorer: scorer, cfg: cfg}
+	f := &Feedback{FeedbackStore: st, scorer: scorer, cfg: cfg}
+	if st != nil {
+		st.StartFeedbackApplier(f.workflow)
+	}
+	return f
 }
 
 var roles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
@@ -51,15 +71,15 @@ var roles = map[string]bool{"system": true, "developer": true, "user": true, "as
 func (f *Feedback) CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error) {
 	if len(in.Messages) > 0 {
 		if in.Prompt != "" {
-			return nil, engram.Errorf(engram.EINVALID, "prompt is either text or messages, not both")
+			return in, engram.Errorf(engram.EINVALID, "prompt is either text or messages, not both")
 		}
 		lines := make([]string, len(in.Messages))
 		for i, m := range in.Messages {
 			if !roles[m.Role] {
-				return nil, engram.Errorf(engram.EINVALID, "prompt[%d].role must be system, developer, user, assistant or tool", i)
+				return in, engram.Errorf(engram.EINVALID, "prompt[%d].role must be system, developer, user, assistant or tool", i)
 			}
 			if strings.TrimSpace(m.Content) == "" {
-				return nil, engram.Errorf(engram.EINVALID, "prompt[%d].content must not be empty", i)
+				return in, engram.Errorf(engram.EINVALID, "prompt[%d].content must not be empty", i)
 			}
 			lines[i] = m.Role + ": " + m.Content
 		}
@@ -67,7 +87,7 @@ func (f *Feedback) CreateInteraction(ctx context.Context, in *engram.Interaction
 	}
 	for name, v := range map[string]string{"prompt": in.Prompt, "response": in.Response} {
 		if strings.TrimSpace(v) == "" {
-			return nil, engram.Errorf(engram.EINVALID, "%s must not be empty", name)
+			return in, engram.Errorf(engram.EINVALID, "%s must not be empty", name)
 		}
 		if n := utf8.RuneCountInString(v); n > f.cfg.MaxTextChars {
 			return nil, engram.Errorf(engram.ETOOLARGE, "%s has %d characters; the limit is %d", name, n, f.cfg.MaxTextChars)
@@ -75,17 +95,66 @@ func (f *Feedback) CreateInteraction(ctx context.Context, in *engram.Interaction
 	}
 	for name, v := range map[string]string{"session_id": in.SessionID, "turn_id": in.TurnID, "model": in.Model} {
 		if len(v) > 256 {
-			return nil, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
+			return in, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
 		}
 	}
 	return f.FeedbackStore.CreateInteraction(ctx, in)
 }
 
-// SubmitFeedback validates one feedback and applies it. The rater is
-// scoped by the API key that sent it ("<key id>/<rater>"), so one client's
-// votes are capped together unless it names its raters, and no client can
-// spend another's allowance.
+// SubmitFeedback validates one feedback and applies it.
 func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) (*engram.FeedbackResult, error) {
+	in, err := f.validate(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
+	if err != nil || res == nil || res.Knowledge == nil {
+		return res, err
+	}
+	return res, f.linkCorrection(ctx, res.Knowledge)
+}
+
+// QueueFeedback validates one feedback as SubmitFeedback does, reads its
+// target (ENOTFOUND as SubmitFeedback) and returns once the store has
+// committed it as pending, with the memories it will credit; the store's
+// applier then runs the same workflow as SubmitFeedback. The rater's cap
+// is evaluated when it is applied, not when it is queued.
+func (f *Feedback) QueueFeedback(ctx context.Context, in engram.FeedbackInput) (*engram.FeedbackStatus, error) {
+	in, err := f.validate(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return f.FeedbackStore.QueueFeedback(ctx, in.RecallID, in, func(ctx context.Context, tx engram.FeedbackTx) ([]string, *engram.FeedbackResult, error) {
+		if prior, err := findPrior(ctx, tx, in.IdempotencyKey); prior != nil || err != nil {
+			return nil, prior, err
+		}
+		t := in
+		_, _, shares, _, err := f.target(ctx, tx, &t)
+		if err != nil {
+			return nil, nil, err
+		}
+		credits := []string{}
+		if in.Signal() != 0 {
+			for id, w := range shares {
+				if w > 0 {
+					credits = append(credits, id)
+				}
+			}
+		}
+		sort.Strings(credits)
+		return credits, nil, nil
+	})
+}
+
+// FeedbackStatus implements engram.FeedbackService.
+func (f *Feedback) FeedbackStatus(ctx context.Context, id string) (*engram.FeedbackStatus, error) {
+	return f.FeedbackStore.FindFeedbackStatus(ctx, id)
+}
+
+// validate checks one feedback and scopes its rater by the API key that
+// sent it ("<key id>/<rater>"), so one client's votes are capped together
+// unless it names its raters, and no client can spend another's allowance.
+func (f *Feedback) validate(ctx context.Context, in engram.FeedbackInput) (engram.FeedbackInput, error) {
 	targets := 0
 	for _, t := range []string{in.InteractionID, in.RecallID, in.MemoryID} {
 		if t != "" {
@@ -94,37 +163,33 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	}
 	switch {
 	case targets != 1:
-		return nil, engram.Errorf(engram.EINVALID, "give exactly one of interaction_id, recall_id, memory_id")
+		return in, engram.Errorf(engram.EINVALID, "give exactly one of interaction_id, recall_id, memory_id")
 	case in.Thumb != "" && in.Rating != 0:
-		return nil, engram.Errorf(engram.EINVALID, "give a thumb or a rating, not both")
+		return in, engram.Errorf(engram.EINVALID, "give a thumb or a rating, not both")
 	case in.Thumb == "" && in.Rating == 0:
-		return nil, engram.Errorf(engram.EINVALID, "give a thumb (up or down) or a rating (1-5)")
+		return in, engram.Errorf(engram.EINVALID, "give a thumb (up or down) or a rating (1-5)")
 	case in.Thumb != "" && in.Thumb != engram.ThumbUp && in.Thumb != engram.ThumbDown:
-		return nil, engram.Errorf(engram.EINVALID, "thumb must be up or down")
+		return in, engram.Errorf(engram.EINVALID, "thumb must be up or down")
 	case in.Thumb == "" && (in.Rating < 1 || in.Rating > 5):
-		return nil, engram.Errorf(engram.EINVALID, "rating must be an integer from 1 to 5")
+		return in, engram.Errorf(engram.EINVALID, "rating must be an integer from 1 to 5")
 	case in.Correction != "" && in.InteractionID == "":
-		return nil, engram.Errorf(engram.EINVALID, "a correction needs the interaction_id of the answer it corrects")
+		return in, engram.Errorf(engram.EINVALID, "a correction needs the interaction_id of the answer it corrects")
 	}
 	for name, v := range map[string]string{"reason": in.Reason, "correction": in.Correction} {
 		if n := utf8.RuneCountInString(v); n > f.cfg.MaxTextChars {
-			return nil, engram.Errorf(engram.ETOOLARGE, "%s has %d characters; the limit is %d", name, n, f.cfg.MaxTextChars)
+			return in, engram.Errorf(engram.ETOOLARGE, "%s has %d characters; the limit is %d", name, n, f.cfg.MaxTextChars)
 		}
 	}
 	for name, v := range map[string]string{"rater": in.Rater, "idempotency_key": in.IdempotencyKey} {
 		if len(v) > 256 {
-			return nil, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
+			return in, engram.Errorf(engram.EINVALID, "%s must be at most 256 bytes", name)
 		}
 	}
 	// The cap counts per API key and rater: a client that invents a new
 	// rater name per vote still moves a memory at most RaterCap times per
 	// rater it names, and every name it uses is recorded as its own.
 	in.Rater = engram.ActorFromContext(ctx).KeyID + "/" + in.Rater
-	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
-	if err != nil || res == nil || res.Knowledge == nil {
-		return res, err
-	}
-	return res, f.linkCorrection(ctx, res.Knowledge)
+	return in, nil
 }
 
 // linkCorrection links the memory a correction became to each memory it

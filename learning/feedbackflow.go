@@ -43,48 +43,17 @@ func (f *Feedback) workflow(in engram.FeedbackInput) engram.FeedbackFunc {
 // apply is one run of a feedback's workflow in tx. in is a copy: a run
 // may be repeated (see FeedbackStore.RunFeedback).
 func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.FeedbackInput) (*engram.FeedbackResult, error) {
-	if in.IdempotencyKey != "" {
-		prior, err := tx.FindFeedbackResult(ctx, in.IdempotencyKey)
-		if err == nil {
-			prior.Replayed = true
-			return prior, nil
-		}
-		if engram.ErrorCode(err) != engram.ENOTFOUND {
-			return nil, err
-		}
+	if prior, err := findPrior(ctx, tx, in.IdempotencyKey); prior != nil || err != nil {
+		return prior, err
 	}
 	signal := in.Signal()
-	var answer *engram.Answer
-	var rec *engram.RecallScores
-	shares, scores := map[string]float64{}, map[string]float64{}
-	switch {
-	case in.InteractionID != "":
-		var err error
-		if answer, err = tx.FindAnswer(ctx, in.InteractionID); err != nil {
-			return nil, err
-		}
-		// A feedback on an answer is credited through its recall.
-		in.RecallID = answer.RecallID
-		if answer.RecallID != "" {
-			if rec, err = tx.FindRecallScores(ctx, answer.RecallID); err != nil {
-				return nil, err
-			}
-		}
-	case in.RecallID != "":
-		var err error
-		if rec, err = tx.FindRecallScores(ctx, in.RecallID); err != nil {
-			return nil, err
-		}
-	default:
-		if _, err := tx.FindMemory(ctx, in.MemoryID); err != nil {
-			return nil, err
-		}
-		shares[in.MemoryID], scores[in.MemoryID] = 1, 1
+	answer, rec, shares, scores, err := f.target(ctx, tx, &in)
+	if err != nil {
+		return nil, err
 	}
 	query, heldBack := "", ""
 	if rec != nil {
-		scores, heldBack, query = candidates(rec), rec.HeldBack, rec.Query
-		shares = f.Shares(scores)
+		heldBack, query = rec.HeldBack, rec.Query
 	}
 	targets := make([]string, 0, len(shares))
 	for id, w := range shares {
@@ -168,6 +137,61 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 		return nil, err
 	}
 	return res, nil
+}
+
+// findPrior returns the result stored under a feedback's idempotency
+// key, with Replayed set, or nil when there is none.
+func findPrior(ctx context.Context, tx engram.FeedbackTx, key string) (*engram.FeedbackResult, error) {
+	if key == "" {
+		return nil, nil
+	}
+	prior, err := tx.FindFeedbackResult(ctx, key)
+	if err == nil {
+		prior.Replayed = true
+		return prior, nil
+	}
+	if engram.ErrorCode(err) != engram.ENOTFOUND {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// target reads a feedback's target: the answer it judges (and in.RecallID
+// becomes that answer's recall), the recall it is credited through, and
+// each candidate's share and score. ENOTFOUND for a target outside the
+// tenant.
+func (f *Feedback) target(ctx context.Context, tx engram.FeedbackTx, in *engram.FeedbackInput) (*engram.Answer, *engram.RecallScores,
+	map[string]float64, map[string]float64, error) {
+	var answer *engram.Answer
+	var rec *engram.RecallScores
+	var err error
+	switch {
+	case in.InteractionID != "":
+		if answer, err = tx.FindAnswer(ctx, in.InteractionID); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		// A feedback on an answer is credited through its recall.
+		in.RecallID = answer.RecallID
+		if answer.RecallID != "" {
+			if rec, err = tx.FindRecallScores(ctx, answer.RecallID); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		}
+	case in.RecallID != "":
+		if rec, err = tx.FindRecallScores(ctx, in.RecallID); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	default:
+		if _, err := tx.FindMemory(ctx, in.MemoryID); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return nil, nil, map[string]float64{in.MemoryID: 1}, map[string]float64{in.MemoryID: 1}, nil
+	}
+	if rec == nil {
+		return answer, nil, map[string]float64{}, map[string]float64{}, nil
+	}
+	scores := candidates(rec)
+	return answer, rec, f.Shares(scores), scores, nil
 }
 
 // since is the start of the rater cap's window for a feedback at now.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -110,7 +111,22 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		}
 		in.Correction = *req.Correction
 	}
-	res, err := s.cfg.Feedback.SubmitFeedback(engram.NewContextWithUser(c.Request.Context(), req.UserID), in)
+	ctx := engram.NewContextWithUser(c.Request.Context(), req.UserID)
+	if s.respondAsync(c) {
+		st, err := s.cfg.Feedback.QueueFeedback(ctx, in)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		c.Header("Preference-Applied", "respond-async")
+		status := http.StatusAccepted
+		if st.Status == engram.FeedbackApplied {
+			status = http.StatusOK
+		}
+		c.JSON(status, st)
+		return
+	}
+	res, err := s.cfg.Feedback.SubmitFeedback(ctx, in)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -120,6 +136,33 @@ func (s *Server) handleFeedback(c *gin.Context) {
 		status = http.StatusOK
 	}
 	c.JSON(status, res)
+}
+
+// respondAsync tells a feedback to acknowledge once queued: the server's
+// feedback.async, or the request's Prefer: respond-async (RFC 7240).
+func (s *Server) respondAsync(c *gin.Context) bool {
+	if s.cfg.AsyncFeedback {
+		return true
+	}
+	for _, v := range c.Request.Header.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if name, _, _ := strings.Cut(p, ";"); strings.EqualFold(strings.TrimSpace(name), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// handleFeedbackStatus reports a feedback: pending, or applied with what
+// it did.
+func (s *Server) handleFeedbackStatus(c *gin.Context) {
+	st, err := s.cfg.Feedback.FeedbackStatus(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
 }
 
 // nextCursorTrailer carries the cursor of a cut export: an export

@@ -139,7 +139,7 @@ func (e *fbEnv) count(t testing.TB) map[string]int64 {
 		})
 	}
 	out := map[string]int64{}
-	for _, table := range []string{"interactions", "feedback", "feedback_credits", "pairs", "memories", "memory_events", "recalls"} {
+	for _, table := range []string{"interactions", "feedback", "feedback_credits", "feedback_pending", "pairs", "memories", "memory_events", "recalls"} {
 		var n int64
 		if err := e.raw.Table(table).Count(&n).Error; err != nil {
 			t.Fatal(err)

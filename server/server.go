@@ -92,6 +92,9 @@ type Config struct {
 	// engram.GateQuarantine (stored quarantined); a tenant's own gate and
 	// gate_mode override both.
 	GateMode string
+	// AsyncFeedback is feedback.async: every POST /v1/feedback is
+	// answered 202 once queued, as with Prefer: respond-async.
+	AsyncFeedback bool
 
 	// HealthDetails add named parts to /healthz, each the value its
 	// function returns now (the file mirror's state, say). They describe
@@ -179,6 +182,7 @@ func New(cfg Config) (*Server, error) {
 	v1.GET("/boot", s.handleBoot)
 	v1.POST("/interactions", s.handleCreateInteraction)
 	v1.POST("/feedback", s.handleFeedback)
+	v1.GET("/feedback/:id", s.handleFeedbackStatus)
 	v1.GET("/pairs", s.handlePairs)
 	if cfg.Reflections != nil {
 		v1.POST("/reflect", s.handleReflect)

@@ -67,6 +67,10 @@ type DB struct {
 	recalls *recallWriter
 	// feedbacks groups concurrent feedbacks into shared transactions.
 	feedbacks *feedbackGroups
+	// applier applies feedback acknowledged before it was applied.
+	applier *feedbackApplier
+	// pending commits acknowledged feedback in groups.
+	pending *pendingQueue
 	// maxSessionEvents and quotas are Options.MaxSessionEvents and
 	// Options.Quotas; refusals counts the writes a quota refused.
 	maxSessionEvents int64
@@ -120,6 +124,8 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	db.recalls = newRecallWriter(db, o)
 	db.feedbacks = newFeedbackGroups(db)
+	db.applier = newFeedbackApplier()
+	db.pending = &pendingQueue{db: db}
 	return db, nil
 }
 
@@ -225,6 +231,9 @@ func (e *redactedError) Unwrap() error { return e.err }
 // Close commits the recall records still queued, then closes every
 // connection.
 func (db *DB) Close() error {
+	if db.applier != nil {
+		db.applier.close()
+	}
 	if db.recalls != nil {
 		db.recalls.close()
 	}

@@ -50,3 +50,11 @@ func (db *DB) UniqueRule(err error) string {
 
 // RedactErr is redactErr.
 var RedactErr = redactErr
+
+// CountRows counts a table's rows of every tenant, for tests that check
+// what a write left.
+func (db *DB) CountRows(table string) (int64, error) {
+	var n int64
+	err := db.r.Table(table).Count(&n).Error
+	return n, err
+}

@@ -62,6 +62,7 @@ type feedbackMember struct {
 	fn       engram.FeedbackFunc // the feedback's workflow
 	claimed  *recallRow          // a recall claimed from the recall writer, to insert
 	recall   *recallRow          // the recall recallID names, when known
+	pending  string              // the pending feedback it applies (its id), if any
 	attempt  int
 
 	res  *engram.FeedbackResult
@@ -197,6 +198,9 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 	alone := len(batch) == 1
 	ctx := context.Background()
 	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := db.claimPending(tx, batch); err != nil {
+			return err
+		}
 		if !alone {
 			if err := db.lockGroupMemories(tx, batch); err != nil {
 				return err
@@ -205,6 +209,9 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 		g, help, writes := newGroupLearning(), newHelpReads(), newGroupWrites()
 		var events []eventRow
 		for _, m := range batch {
+			if m.err != nil { // a pending feedback another transaction holds
+				continue
+			}
 			if err := m.ctx.Err(); err != nil {
 				m.err = err
 				continue
@@ -270,6 +277,9 @@ func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *
 	}
 	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
 	res, err := m.fn(ctx, t)
+	if err == nil {
+		err = donePending(tx, m)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

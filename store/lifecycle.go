@@ -18,7 +18,7 @@ var _ engram.LifecycleService = (*DB)(nil)
 // console_sessions and jobs (work the tenant asked for, and its outcome)
 // belong to the tenant's account, not its data.
 var tenantTables = []string{
-	"memories", "memory_events", "memory_aliases", "memory_links", "memory_vectors", "recalls", "interactions", "feedback", "feedback_credits",
+	"memories", "memory_events", "memory_aliases", "memory_links", "memory_vectors", "recalls", "interactions", "feedback", "feedback_credits", "feedback_pending",
 	"pairs", "reflections", "reflection_versions", "sessions", "session_events", "working_states",
 	"memory_help", "rater_reputation",
 }

@@ -21,7 +21,7 @@ var _ engram.TransferService = (*DB)(nil)
 // recordTypes names the record type of each table in tenantTables.
 var recordTypes = map[string]string{
 	"memories": "memory", "memory_events": "memory_event", "memory_aliases": "memory_alias", "memory_links": "memory_link", "memory_vectors": "memory_vector",
-	"recalls": "recall", "interactions": "interaction", "feedback": "feedback",
+	"recalls": "recall", "interactions": "interaction", "feedback": "feedback", "feedback_pending": "pending_feedback",
 	"feedback_credits": "feedback_credit", "pairs": "pair", "reflections": "reflection",
 	"reflection_versions": "reflection_version", "sessions": "session", "session_events": "session_event",
 	"working_states": "working_state", "memory_help": "memory_help", "rater_reputation": "rater_reputation",
@@ -32,11 +32,11 @@ var recordTypes = map[string]string{
 // record then has the old ids replaced by the new ones, which rewrites
 // the references in other records, in JSON documents and in reflections'
 // Markdown alike.
-var remapped = []string{"memories", "recalls", "interactions", "feedback", "pairs", "reflections"}
+var remapped = []string{"memories", "recalls", "interactions", "feedback", "feedback_pending", "pairs", "reflections"}
 
 // exportOrder orders each table's rows in an export.
 var exportOrder = map[string]string{
-	"memories": "seq", "memory_events": "feed_seq, id", "memory_aliases": "created_at, user_id, alias", "memory_links": "from_id, to_id, relation", "memory_vectors": "memory_id", "feedback": "seq",
+	"memories": "seq", "memory_events": "feed_seq, id", "memory_aliases": "created_at, user_id, alias", "memory_links": "from_id, to_id, relation", "memory_vectors": "memory_id", "feedback": "seq", "feedback_pending": "seq",
 	"interactions": "seq", "pairs": "seq", "reflections": "seq", "reflection_versions": "reflection_id, version",
 	"session_events": "session_id, seq", "feedback_credits": "feedback_id, memory_id",
 }

@@ -72,6 +72,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
+	asyncFeedback := fs.Bool("async-feedback", false, "load: the servers answer feedback 202 once queued (feedback.async)")
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
@@ -119,6 +120,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if err != nil {
 			return err
 		}
+		cfg.Feedback.Async = cfg.Feedback.Async || *asyncFeedback
 		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories}, stdout)
 	}
 	if verb == "users" {
@@ -339,7 +341,7 @@ var benchFlags = map[string][]string{
 	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
-	"load":      {"clients", "duration", "servers", "seed"},
+	"load":      {"clients", "duration", "servers", "seed", "async-feedback"},
 	"reflect":   {"data", "sizes", "feedback-events"},
 	"users":     {"users", "per-user", "tenants", "per-tenant", "sample", "warm-rounds", "budget"},
 	"router":    {"data"},

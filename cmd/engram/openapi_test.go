@@ -140,7 +140,9 @@ func TestOpenAPIResponses(t *testing.T) {
 	do("POST", "/v1/feedback", up, 201)
 	do("POST", "/v1/feedback", up, 200)
 	do("POST", "/v1/feedback", `{"thumb":"up"}`, 400)
-	do("POST", "/v1/feedback", `{"recall_id":"`+recallID+`","rating":5}`, 201)
+	rated := do("POST", "/v1/feedback", `{"recall_id":"`+recallID+`","rating":5}`, 201)
+	do("GET", "/v1/feedback/"+rated["feedback_id"].(string), "", 200)
+	do("GET", "/v1/feedback/fb_doesnotexist00000000", "", 404)
 	for _, f := range []string{"trl", "trl-conversational", "trl-unpaired", "openai"} {
 		do("GET", "/v1/pairs?format="+f, "", 200)
 	}

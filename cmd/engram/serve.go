@@ -190,6 +190,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
 		Registry: registry, Quotas: db, Failures: failures, HealthDetails: details,
 		AdminKey: cfg.Auth.AdminKey, Admin: db, Transfer: db, Gate: cfg.Memory.Gate == "on", GateMode: cfg.Memory.GateMode,
+		AsyncFeedback: cfg.Feedback.Async,
 		Limits: server.Limits{
 			MaxBodyBytes: cfg.Limits.MaxBodyBytes, MaxImportBytes: cfg.Limits.MaxImportBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth,
 			MaxBatch: cfg.Limits.MaxBatch, Keys: cfg.Limits.KeyLimits(), MaxBudget: cfg.Recall.MaxBudget,
