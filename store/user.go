@@ -71,6 +71,10 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 			tenant, userID, orNone(recalls), orNone(interactions), tenant, userID).Scan(&feedback).Error; err != nil {
 			return err
 		}
+		pending, err := pendingOfUser(tx, tenant, userID, ids, recalls, interactions)
+		if err != nil {
+			return err
+		}
 		var reflections []string
 		if err := tx.Raw(`SELECT id FROM reflections WHERE tenant_id = ? AND user_id = ?`, tenant, userID).Scan(&reflections).Error; err != nil {
 			return err
@@ -91,6 +95,7 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 		if err != nil {
 			return err
 		}
+		var pendingN int64
 		steps := []struct {
 			n    *int64
 			sql  string
@@ -112,6 +117,7 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 			{&res.Pairs, `DELETE FROM pairs WHERE tenant_id = ? AND (user_id = ? OR chosen_interaction_id IN ? OR rejected_interaction_id IN ?)`,
 				[]any{tenant, userID, orNone(interactions), orNone(interactions)}},
 			{&res.Feedback, `DELETE FROM feedback WHERE tenant_id = ? AND id IN ?`, []any{tenant, orNone(feedback)}},
+			{&pendingN, `DELETE FROM feedback_pending WHERE tenant_id = ? AND id IN ?`, []any{tenant, orNone(pending)}},
 			{&res.Interactions, `DELETE FROM interactions WHERE tenant_id = ? AND id IN ?`, []any{tenant, orNone(interactions)}},
 			{&res.Recalls, `DELETE FROM recalls WHERE tenant_id = ? AND id IN ?`, []any{tenant, orNone(recalls)}},
 			{nil, `DELETE FROM reflection_versions WHERE tenant_id = ? AND reflection_id IN ?`, []any{tenant, orNone(reflections)}},
@@ -127,6 +133,7 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 				*st.n = r.RowsAffected
 			}
 		}
+		res.Feedback += pendingN
 		return nil
 	})
 	if err != nil {
@@ -187,6 +194,34 @@ func wordFeatures(tx *gorm.DB, tenant, userID string) ([]string, error) {
 				seen[f] = true
 				out = append(out, f)
 			}
+		}
+	}
+	return out, nil
+}
+
+// pendingOfUser lists the tenant's feedback acknowledged and not yet
+// applied that the user posted or that targets the user's memories,
+// recalls or interactions: forgetting the user erases it with the rest.
+// The queue holds seconds of posts, so it is read whole.
+func pendingOfUser(tx *gorm.DB, tenant, userID string, memories, recalls, interactions []string) ([]string, error) {
+	var rows []struct{ ID, Input string }
+	if err := tx.Raw(`SELECT id, input FROM feedback_pending WHERE tenant_id = ?`, tenant).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	owned := map[string]bool{}
+	for _, list := range [][]string{memories, recalls, interactions} {
+		for _, id := range list {
+			owned[id] = true
+		}
+	}
+	var out []string
+	for _, r := range rows {
+		var in engram.FeedbackInput
+		if err := json.Unmarshal([]byte(r.Input), &in); err != nil {
+			return nil, fmt.Errorf("store: pending feedback %s: %w", r.ID, err)
+		}
+		if in.UserID == userID || owned[in.MemoryID] || owned[in.RecallID] || owned[in.InteractionID] {
+			out = append(out, r.ID)
 		}
 	}
 	return out, nil
