@@ -3,13 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,23 +28,7 @@ func TestAsyncFeedbackAfterKill(t *testing.T) {
 	env := engramEnv("ENGRAM_API_KEY="+key, "ENGRAM_FEEDBACK_ASYNC=true", "ENGRAM_SERVER_LOG_LEVEL=warn")
 	start := func() (string, *exec.Cmd) {
 		t.Helper()
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
-		cmd.Env, cmd.Stderr = env, os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		r := bufio.NewReader(out)
-		line, err := r.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "engram listening on http://") {
-			t.Fatalf("serve printed %q (%v)", line, err)
-		}
-		go func() { _, _ = io.Copy(io.Discard, r) }()
-		return strings.TrimSpace(strings.TrimPrefix(line, "engram listening on ")), cmd
+		return startServe(t, bin, data, env)
 	}
 	var killed atomic.Bool
 	post := func(url, path, body string, want int) map[string]any {

@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,23 +35,7 @@ func TestReflectJobAfterKill(t *testing.T) {
 		data := filepath.Join(t.TempDir(), "data")
 		start := func() (jobClient, *exec.Cmd) {
 			t.Helper()
-			cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
-			cmd.Env, cmd.Stderr = env, os.Stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			r := bufio.NewReader(out)
-			line, err := r.ReadString('\n')
-			if err != nil || !strings.HasPrefix(line, "engram listening on http://") {
-				t.Fatalf("serve printed %q (%v)", line, err)
-			}
-			go func() { _, _ = io.Copy(io.Discard, r) }()
-			url := strings.TrimSpace(strings.TrimPrefix(line, "engram listening on "))
+			url, cmd := startServe(t, bin, data, env)
 			return jobClient{t: t, url: url, key: key, client: http.DefaultClient}, cmd
 		}
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +39,31 @@ func buildEngram(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// startServe starts `engram serve` on a free port of 127.0.0.1 with data
+// as its data directory, reads its first line for the address and
+// returns the base URL; the process is killed when the test ends (the
+// crash tests kill it sooner).
+func startServe(t *testing.T, bin, data string, env []string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
+	cmd.Env, cmd.Stderr = env, os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "engram listening on http://") {
+		t.Fatalf("serve printed %q (%v)", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	return strings.TrimSpace(strings.TrimPrefix(line, "engram listening on ")), cmd
 }
 
 // engramEnv is the environment without the caller's ENGRAM_* settings,

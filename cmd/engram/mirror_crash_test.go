@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"database/sql"
 	"io"
 	"net/http"
@@ -31,23 +30,7 @@ func TestMirrorAfterKill(t *testing.T) {
 	env := engramEnv("ENGRAM_API_KEY="+key, "ENGRAM_MIRROR_POLL=50ms", "ENGRAM_MIRROR_MIN_FREE_BYTES=0", "ENGRAM_SERVER_LOG_LEVEL=warn")
 	start := func() (string, *exec.Cmd) {
 		t.Helper()
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
-		cmd.Env, cmd.Stderr = env, os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		r := bufio.NewReader(out)
-		line, err := r.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "engram listening on http://") {
-			t.Fatalf("serve printed %q (%v)", line, err)
-		}
-		go func() { _, _ = io.Copy(io.Discard, r) }()
-		return strings.TrimSpace(strings.TrimPrefix(line, "engram listening on ")), cmd
+		return startServe(t, bin, data, env)
 	}
 	put := func(url, name string) {
 		t.Helper()
