@@ -17,8 +17,8 @@ import (
 // every feedback queued meanwhile (pendingQueue), and the answer given
 // once that is committed: what was acknowledged survives a crash of the
 // process (see openSQLite's synchronous=NORMAL for an OS crash). A key
-// applied between plan's read and the write is queued again and applied
-// as a replay of the first: credited once all the same.
+// applied between plan's read and the write is found again by the write
+// (writePending) and answered as the applied first feedback.
 func (db *DB) QueueFeedback(ctx context.Context, recallID string, in engram.FeedbackInput, plan engram.FeedbackPlanFunc) (*engram.FeedbackStatus, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
@@ -162,6 +162,21 @@ func (db *DB) writePending(tx *gorm.DB, batch []*queued) error {
 				if err != nil {
 					return err
 				}
+				out.Replayed, q.out = true, out
+				continue
+			}
+			// Applied since plan read the key: the applier deleted the
+			// pending row in the transaction that wrote this one.
+			var applied []feedbackRow
+			if err := tx.Where("tenant_id = ? AND idempotency_key = ?", r.TenantID, r.IdempotencyKey).Limit(1).Find(&applied).Error; err != nil {
+				return fmt.Errorf("store: idempotency: %w", err)
+			}
+			if len(applied) > 0 {
+				var res engram.FeedbackResult
+				if err := json.Unmarshal([]byte(applied[0].Result), &res); err != nil {
+					return fmt.Errorf("store: stored feedback result: %w", err)
+				}
+				out := appliedStatus(&res)
 				out.Replayed, q.out = true, out
 				continue
 			}
