@@ -31,7 +31,9 @@ type FeedbackStore interface {
 	FindFeedbackStatus(ctx context.Context, id string) (*engram.FeedbackStatus, error)
 	// StartFeedbackApplier starts, once per store, the applier of pending
 	// feedback: build turns a queued input into its workflow.
-	StartFeedbackApplier(build func(engram.FeedbackInput) engram.FeedbackFunc)
+	// applied runs after each one's commit, as SubmitFeedback's own
+	// steps after RunFeedback.
+	StartFeedbackApplier(build func(engram.FeedbackInput) engram.FeedbackFunc, applied func(context.Context, *engram.FeedbackResult) error)
 	EachPair(ctx context.Context, f engram.PairFilter, fn func(*engram.Pair) error) (string, error)
 	EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*engram.Unpaired) error) (string, error)
 	MemoryHelpfulness(ctx context.Context, id string) (engram.HelpEvidence, error)
@@ -58,7 +60,7 @@ var _ engram.FeedbackService = (*Feedback)(nil)
 func NewFeedback(st FeedbackStore, scorer *Scorer, cfg engram.FeedbackConfig) *Feedback {
 	f := &Feedback{FeedbackStore: st, scorer: scorer, cfg: cfg}
 	if st != nil {
-		st.StartFeedbackApplier(f.workflow)
+		st.StartFeedbackApplier(f.workflow, f.afterFeedback)
 	}
 	return f
 }
@@ -108,10 +110,19 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 		return nil, err
 	}
 	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
-	if err != nil || res == nil || res.Knowledge == nil {
-		return res, err
+	if err != nil {
+		return nil, err
 	}
-	return res, f.linkCorrection(ctx, res.Knowledge)
+	return res, f.afterFeedback(ctx, res)
+}
+
+// afterFeedback is what follows a feedback's commit, applied at once or
+// by the applier: a correction's links to what it corrected.
+func (f *Feedback) afterFeedback(ctx context.Context, res *engram.FeedbackResult) error {
+	if res == nil || res.Knowledge == nil {
+		return nil
+	}
+	return f.linkCorrection(ctx, res.Knowledge)
 }
 
 // QueueFeedback validates one feedback as SubmitFeedback does, reads its

@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram/store/storetest"
 )
@@ -47,6 +48,38 @@ func TestCorrectionAgreesOrContradicts(t *testing.T) {
 		mustDecode(t, r, &page)
 		if len(page.Items) != 1 || page.Items[0].From != res.Knowledge.MemoryID || page.Items[0].Relation != "corrects" {
 			t.Errorf("links of the corrected memory: %+v, want corrects from %s", page.Items, res.Knowledge.MemoryID)
+		}
+	})
+}
+
+// TestAsyncCorrectionLinks: a correction posted with Prefer:
+// respond-async links to what it corrected once it is applied, as a
+// synchronous one does.
+func TestAsyncCorrectionLinks(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "alpha")
+		old := create(t, e.env, key, `{"content":"Deploys are frozen from December 15 to January 10","category":"work"}`)
+		rec := e.recall(t, key, "when are deploys frozen", 400)
+		in := e.interaction(t, key, map[string]any{"prompt": "When are deploys frozen?", "response": "From December 15 to January 10.",
+			"recall_id": rec.ID})
+		st := e.asyncFeedback(t, key, map[string]any{"interaction_id": in.ID, "thumb": "down",
+			"correction": "Deploys are frozen from December 20 to January 3."}, http.StatusAccepted)
+		done := e.awaitApplied(t, key, st.FeedbackID)
+		if done.Result == nil || done.Result.Knowledge == nil || len(done.Result.Knowledge.Superseded) != 1 {
+			t.Fatalf("applied correction: %+v", done.Result)
+		}
+		var page struct{ Items []apiLink }
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			r := e.do(t, "GET", "/v1/memories/"+old.ID+"/links", key, "")
+			wantStatus(t, r, http.StatusOK)
+			mustDecode(t, r, &page)
+			if len(page.Items) > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(page.Items) != 1 || page.Items[0].From != done.Result.Knowledge.MemoryID || page.Items[0].Relation != "corrects" {
+			t.Errorf("links of the corrected memory: %+v, want corrects from %s", page.Items, done.Result.Knowledge.MemoryID)
 		}
 	})
 }

@@ -93,6 +93,7 @@ type feedbackApplier struct {
 	started bool // the loop runs (or ran)
 	closed  bool // Close stopped it, or it never starts
 	build   func(engram.FeedbackInput) engram.FeedbackFunc
+	applied func(context.Context, *engram.FeedbackResult) error
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -124,14 +125,16 @@ func (a *feedbackApplier) close() {
 
 // StartFeedbackApplier implements learning.FeedbackStore: the first call
 // starts the applier, which runs until Close; later calls do nothing.
-func (db *DB) StartFeedbackApplier(build func(engram.FeedbackInput) engram.FeedbackFunc) {
+// applied runs after each feedback's commit (what the synchronous path
+// does after RunFeedback); its error is logged.
+func (db *DB) StartFeedbackApplier(build func(engram.FeedbackInput) engram.FeedbackFunc, applied func(context.Context, *engram.FeedbackResult) error) {
 	a := db.applier
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.started || a.closed {
 		return
 	}
-	a.started, a.build = true, build
+	a.started, a.build, a.applied = true, build, applied
 	go db.runApplier()
 }
 
@@ -210,6 +213,9 @@ func (db *DB) applyPending() (int, error) {
 			switch {
 			case m.res != nil:
 				applied++
+				if err := db.applier.applied(m.ctx, m.res); err != nil {
+					db.log.Warn("after applying pending feedback", "feedback_id", m.pending, "err", err)
+				}
 			case m.err != nil && m.err != errUnclaimed && !db.lostRace(m.err):
 				db.log.Error("pending feedback dropped", "feedback_id", m.pending, "err", m.err)
 				if err := db.w.Where("tenant_id = ? AND id = ?", tenant, m.pending).Delete(&pendingRow{}).Error; err != nil {
