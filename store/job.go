@@ -213,15 +213,8 @@ func (db *DB) FindJobs(ctx context.Context, f engram.JobFilter) (*engram.JobPage
 	if err := q.Order("seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: find jobs: %w", err)
 	}
-	page := &engram.JobPage{Items: []*engram.Job{}}
-	for i := range rows {
-		if i == limit {
-			page.NextCursor = db.encodeCursor(rows[i-1].Seq, fingerprint)
-			break
-		}
-		page.Items = append(page.Items, rows[i].toJob())
-	}
-	return page, nil
+	items, next := seqPage(db, rows, limit, fingerprint, func(r *jobRow) int64 { return r.Seq }, (*jobRow).toJob)
+	return &engram.JobPage{Items: items, NextCursor: next}, nil
 }
 
 // TenantMemories returns how many live memories the tenant in ctx holds,

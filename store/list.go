@@ -80,15 +80,21 @@ func (db *DB) FindMemories(ctx context.Context, f engram.MemoryFilter) (*engram.
 	if err := q.Order("memories.seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list memories: %w", err)
 	}
-	page := &engram.MemoryPage{Items: make([]*engram.Memory, 0, min(len(rows), limit))}
+	items, next := seqPage(db, rows, limit, fingerprint, func(r *memoryRow) int64 { return r.Seq }, (*memoryRow).toMemory)
+	return &engram.MemoryPage{Items: items, NextCursor: next}, nil
+}
+
+// seqPage turns the limit+1 rows of a list read newest seq first into one
+// page's items and the cursor of the page after it ("" on the last page).
+func seqPage[R, T any](db *DB, rows []R, limit int, fingerprint string, seq func(*R) int64, item func(*R) T) ([]T, string) {
+	items := make([]T, 0, min(len(rows), limit))
 	for i := range rows {
 		if i == limit {
-			page.NextCursor = db.encodeCursor(rows[i-1].Seq, fingerprint)
-			break
+			return items, db.encodeCursor(seq(&rows[i-1]), fingerprint)
 		}
-		page.Items = append(page.Items, rows[i].toMemory())
+		items = append(items, item(&rows[i]))
 	}
-	return page, nil
+	return items, ""
 }
 
 // pageLimit is the size of a page of a list asked for limit:

@@ -207,15 +207,8 @@ func (db *DB) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*
 	if err := q.Order("seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("store: list reflections: %w", err)
 	}
-	page := &engram.ReflectionPage{Items: []*engram.Reflection{}}
-	for i := range rows {
-		if i == limit {
-			page.NextCursor = db.encodeCursor(rows[i-1].Seq, fingerprint)
-			break
-		}
-		page.Items = append(page.Items, rows[i].toReflection())
-	}
-	return page, nil
+	items, next := seqPage(db, rows, limit, fingerprint, func(r *reflectionRow) int64 { return r.Seq }, (*reflectionRow).toReflection)
+	return &engram.ReflectionPage{Items: items, NextCursor: next}, nil
 }
 
 // EachReflection calls fn with every current reflection of the tenant
