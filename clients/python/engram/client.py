@@ -163,7 +163,7 @@ class Client:
 
     def list_memories(self, **filters: Any) -> MemoryPage:
         """One page, newest first. Filters: category, tag, q,
-        needs_revision, key_prefix, agent_id, include_deleted,
+        needs_revision, quarantined, key_prefix, agent_id, include_deleted,
         include_archived, limit, cursor."""
         return from_json(MemoryPage, self._json("GET", "/v1/memories", query=filters))
 
