@@ -105,17 +105,18 @@ class FeedbackLinksAliasesTest(unittest.TestCase):
 
     def test_async_feedback(self) -> None:
         m = marker()
-        self.client.remember(f"The user likes jasmine tea {m}", category="preference")
-        recall = self.client.recall(f"jasmine tea {m}", token_budget=100)
+        self.client.remember(f"Barometer restoration fills the user's weekends {m}", category="preference")
+        recall = self.client.recall(f"barometer restoration {m}", token_budget=100)
+        injected = [x.id for x in recall.items]
         queued = self.client.feedback(recall_id=recall.recall_id, thumb="up", respond_async=True, idempotency_key="a-" + m)
         self.assertIsInstance(queued, FeedbackStatus)
         self.assertTrue(queued.feedback_id.startswith("fb_"))
         self.assertIn(queued.status, ("pending", "applied"))
-        self.assertEqual(queued.credits, [recall.items[0].id])
+        self.assertEqual(sorted(queued.credits), sorted(injected))
         applied = self.client.wait_feedback(queued.feedback_id, timeout=30)
         self.assertEqual(applied.status, "applied")
         self.assertIsInstance(applied.result, FeedbackResult)
-        self.assertEqual(applied.result.credited[0].id, recall.items[0].id)
+        self.assertEqual(sorted(x.id for x in applied.result.credited), sorted(injected))
         again = self.client.feedback(recall_id=recall.recall_id, thumb="up", respond_async=True, idempotency_key="a-" + m)
         self.assertEqual(again.feedback_id, queued.feedback_id)
         self.assertTrue(again.replayed)
@@ -130,26 +131,26 @@ class FeedbackLinksAliasesTest(unittest.TestCase):
 
     def test_links(self) -> None:
         m = marker()
-        cat = self.client.remember(f"We adopted a grey cat called Dumpling {m}", category="life").memory
-        food = self.client.remember(f"Dumpling only eats salmon kibble {m}", category="life").memory
-        made = self.client.link(food.id, cat.id, "mentions")
+        tortoise = self.client.remember(f"Zephyr the tortoise hibernates in the cellar {m}", category="life").memory
+        diet = self.client.remember(f"Zephyr only eats dandelion leaves {m}", category="life").memory
+        made = self.client.link(diet.id, tortoise.id, "mentions")
         self.assertIsInstance(made, Link)
-        self.assertEqual((made.from_, made.to, made.relation, made.version), (food.id, cat.id, "mentions", 2))
-        self.assertEqual(self.client.link(food.id, cat.id, "mentions"), made)
-        self.assertEqual(self.client.link(food.id, cat.id).relation, "related")
-        self.assertEqual([(x.from_, x.relation) for x in self.client.links(cat.id)], [(food.id, "mentions"), (food.id, "related")])
+        self.assertEqual((made.from_, made.to, made.relation, made.version), (diet.id, tortoise.id, "mentions", 2))
+        self.assertEqual(self.client.link(diet.id, tortoise.id, "mentions"), made)
+        self.assertEqual(self.client.link(diet.id, tortoise.id).relation, "related")
+        self.assertEqual([(x.from_, x.relation) for x in self.client.links(tortoise.id)], [(diet.id, "mentions"), (diet.id, "related")])
         with self.assertRaises(EngramError) as self_link:
-            self.client.link(cat.id, cat.id)
+            self.client.link(tortoise.id, tortoise.id)
         self.assertEqual(self_link.exception.code, "invalid")
         with self.assertRaises(EngramError) as gone:
-            self.client.link(cat.id, "mem_doesnotexist000000")
+            self.client.link(tortoise.id, "mem_doesnotexist000000")
         self.assertEqual(gone.exception.code, "not_found")
-        removed = self.client.unlink(food.id, cat.id, "mentions")
+        removed = self.client.unlink(diet.id, tortoise.id, "mentions")
         self.assertEqual([x.relation for x in removed], ["mentions"])
-        self.assertEqual([x.relation for x in self.client.unlink(food.id, cat.id)], ["related"])
-        self.assertEqual(self.client.links(food.id), [])
+        self.assertEqual([x.relation for x in self.client.unlink(diet.id, tortoise.id)], ["related"])
+        self.assertEqual(self.client.links(diet.id), [])
         with self.assertRaises(EngramError) as none:
-            self.client.unlink(food.id, cat.id)
+            self.client.unlink(diet.id, tortoise.id)
         self.assertEqual(none.exception.code, "not_found")
 
     def test_aliases(self) -> None:
