@@ -61,7 +61,7 @@ func (c *Console) handleJob(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Result = d.Sleep.Reflect
 	}
-	if d.Result != nil && d.Reflection != "" {
+	if d.Result != nil && d.Reflection != "" && c.cfg.Reflections != nil {
 		if d.Outcome, err = c.outcome(r, d.Reflection, d.Result); err != nil {
 			c.renderError(w, r, s, err)
 			return
