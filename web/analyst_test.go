@@ -40,7 +40,7 @@ func checkProducts(t *testing.T, where, body string) int {
 			keys[f[1]] = true
 		}
 		for _, k := range []string{"factor.relevance", "factor.reward", "factor.confidence", "factor.retention",
-			"factor.revision", "factor.superseded", "factor.helpfulness"} {
+			"factor.revision", "factor.superseded", "factor.emotion", "factor.helpfulness"} {
 			if !keys[k] {
 				t.Errorf("%s: the breakdown lacks %s", where, k)
 			}

@@ -19,7 +19,7 @@ type factor struct {
 // breakdownView is the "breakdown" partial's data: every factor of
 // learning's recall score, in the order the score multiplies them
 // (relevance × reward × confidence × retention × revision × superseded ×
-// helpfulness), and the score they multiply to.
+// emotion × helpfulness), and the score they multiply to.
 type breakdownView struct {
 	P        *page
 	Factors  []factor
@@ -41,6 +41,7 @@ func breakdownOf(p *page, b engram.ScoreBreakdown) breakdownView {
 		{Key: "factor.retention", Value: b.Retention, Note: p.Tf("factor.age", f2(b.AgeDays), f2(b.Stability))},
 		{Key: "factor.revision", Value: b.Revision},
 		{Key: "factor.superseded", Value: b.Superseded, Note: b.Subject},
+		{Key: "factor.emotion", Value: emotionFactor(b.Emotion), Note: p.Tf("factor.emotion.note", f2(engram.EmotionTieBreak))},
 		{Key: "factor.helpfulness", Value: b.Helpfulness, Note: p.Tf("factor.help.note", f2(b.HelpGood), f2(b.HelpBad), f3(b.OriginFactor))},
 	}
 	if b.SupersededBy != "" {
@@ -50,4 +51,13 @@ func breakdownOf(p *page, b engram.ScoreBreakdown) breakdownView {
 		fs[i].Raw = raw(fs[i].Value)
 	}
 	return breakdownView{Factors: fs, Score: b.Score, RawScore: raw(b.Score), Match: b.Match}
+}
+
+// emotionFactor is the breakdown's emotion factor; a recall recorded
+// before the factor existed carries 0, which multiplies as 1.
+func emotionFactor(e float64) float64 {
+	if e == 0 {
+		return 1
+	}
+	return e
 }

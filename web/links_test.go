@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,7 +11,9 @@ import (
 )
 
 // TestMemoryLinksAndAliases: a memory's page lists its links in both
-// directions and its aliases, and marks a quarantined or felt memory.
+// directions and its aliases, and marks a quarantined or felt memory; a
+// felt memory's breakdown shows its emotion factor, 1 + 0.05 × 0.7, in
+// the product (memory page and playground).
 func TestMemoryLinksAndAliases(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newEnv(t, engine)
@@ -33,7 +37,7 @@ func TestMemoryLinksAndAliases(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := e.client(t)
-		c.signIn(secret)
+		csrf := c.signIn(secret)
 		for path, parts := range map[string][]string{
 			"/console/memories/" + cat.ID:  {`id="links"`, "← <span class=\"badge\">mentions</span>", food.ID, `id="aliases"`, "/user/cat", `id="emotion"`},
 			"/console/memories/" + food.ID: {"→ <span class=\"badge\">mentions</span>", cat.ID},
@@ -48,6 +52,15 @@ func TestMemoryLinksAndAliases(t *testing.T) {
 					t.Errorf("GET %s lacks %q", path, p)
 				}
 			}
+		}
+		want := `data-key="factor.emotion" data-value="` + strconv.FormatFloat(1+engram.EmotionTieBreak*felt, 'g', -1, 64) + `"`
+		page := c.get("/console/memories/" + cat.ID)
+		if !strings.Contains(page.Body, want) || checkProducts(t, "felt memory", page.Body) != 1 {
+			t.Errorf("the felt memory's breakdown lacks %s", want)
+		}
+		play := c.post("/console/playground", url.Values{"csrf": {csrf}, "query": {"grey cat called Dumpling"}, "budget": {"300"}})
+		if !strings.Contains(play.Body, want) || checkProducts(t, "playground", play.Body) == 0 {
+			t.Errorf("the playground's breakdown lacks %s: %d", want, play.Status)
 		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 type memoriesData struct {
 	Q, Category, Tag, KeyPrefix string
-	NeedsRevision               bool
+	NeedsRevision, Quarantined  bool
 	Categories                  []string
 	Items                       []*engram.Memory
 	Next                        string // URL of the next page, or ""
@@ -27,7 +27,7 @@ func (c *Console) handleMemories(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := memoriesData{Q: strings.TrimSpace(q.Get("q")), Category: q.Get("category"), Tag: strings.TrimSpace(q.Get("tag")),
 		KeyPrefix: strings.TrimSpace(q.Get("key_prefix")), NeedsRevision: q.Get("needs_revision") == "true",
-		Categories: c.cfg.Categories}
+		Quarantined: q.Get("quarantined") == "true", Categories: c.cfg.Categories}
 	f := engram.MemoryFilter{Limit: 25, Cursor: q.Get("cursor")}
 	if d.Q != "" {
 		f.Query = &d.Q
@@ -44,7 +44,10 @@ func (c *Console) handleMemories(w http.ResponseWriter, r *http.Request) {
 	if d.NeedsRevision {
 		f.NeedsRevision = &d.NeedsRevision
 	}
-	d.Filtered = f.Query != nil || f.Category != nil || f.Tag != nil || f.KeyPrefix != nil || f.NeedsRevision != nil
+	if d.Quarantined {
+		f.Quarantined = &d.Quarantined
+	}
+	d.Filtered = f.Query != nil || f.Category != nil || f.Tag != nil || f.KeyPrefix != nil || f.NeedsRevision != nil || f.Quarantined != nil
 	page, err := c.cfg.Memories.FindMemories(r.Context(), f)
 	status := http.StatusOK
 	switch {
@@ -100,6 +103,9 @@ type memoryData struct {
 	Rolled    string
 	HasData   bool
 	HasSource bool
+	// Gate is why the write gate holds a quarantined memory back: its
+	// rules checked again on the memory as it stands (see gateVerdict).
+	Gate string
 	// EditError is an edit's refusal, as the API words it.
 	EditError  string
 	Priorities []engram.Priority
@@ -138,6 +144,12 @@ func (c *Console) showMemory(w http.ResponseWriter, r *http.Request, id string, 
 	if d.Links, d.Aliases, err = c.linksOf(ctx, m.ID); err != nil {
 		c.renderError(w, r, s, err)
 		return
+	}
+	if m.Quarantined && m.Valid {
+		if d.Gate, err = c.gateVerdict(ctx, m); err != nil {
+			c.renderError(w, r, s, err)
+			return
+		}
 	}
 	if from := r.URL.Query().Get("from"); plainID.MatchString(from) {
 		d.From = from
@@ -185,7 +197,7 @@ func (c *Console) showMemory(w http.ResponseWriter, r *http.Request, id string, 
 		d.Events = append(d.Events, ev)
 	}
 	switch r.URL.Query().Get("done") {
-	case "edited", "revised", "tombstoned":
+	case "edited", "revised", "tombstoned", "released":
 		p.Notice = p.T("memory.done." + r.URL.Query().Get("done"))
 	}
 	p.Title = clip(firstLine(m.Content), 60)

@@ -145,7 +145,7 @@ func prettyJSON(raw []byte) string {
 // pageNames are the templates under templates/, each executed inside
 // layout.html.
 var pageNames = []string{"signin", "error", "overview", "memories", "memory", "reflections", "reflection",
-	"feedback", "recall", "pairs", "learning", "playground", "sessions", "session"}
+	"feedback", "recall", "pairs", "learning", "playground", "sessions", "session", "job"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := make(map[string]*template.Template, len(pageNames))
@@ -170,6 +170,9 @@ type page struct {
 	CSRF    string
 	Session *session
 	Notice  string
+	// Refresh, when positive, reloads the page after that many seconds
+	// (a job's page while it runs).
+	Refresh int
 	Data    any
 }
 

@@ -116,6 +116,10 @@ type Config struct {
 	// aliases on its page; optional.
 	Links   engram.LinkService
 	Aliases engram.AliasService
+	// Jobs, when set, runs a regenerate's reflect as POST /v1/reflect
+	// does: inline on a small tenant, as a job on a large one, whose page
+	// (/console/jobs/{id}) follows it. Without it the reflect is inline.
+	Jobs engram.JobService
 	// Markdown renders a reflection's Markdown to safe HTML (raw HTML
 	// omitted), for its older versions.
 	Markdown func(src string) (string, error)
@@ -180,9 +184,11 @@ func New(cfg Config) (*Console, error) {
 	m.Handle("POST /console/memories/{id}/edit", c.signedIn(c.handleEdit))
 	m.Handle("POST /console/memories/{id}/revised", c.signedIn(c.handleRevised))
 	m.Handle("POST /console/memories/{id}/tombstone", c.signedIn(c.handleTombstone))
+	m.Handle("POST /console/memories/{id}/release", c.signedIn(c.handleRelease))
 	m.Handle("POST /console/reflections/{id}/regenerate", c.signedIn(c.handleRegenerate))
 	m.Handle("GET /console/reflections", c.signedIn(c.handleReflections))
 	m.Handle("GET /console/reflections/{id}", c.signedIn(c.handleReflection))
+	m.Handle("GET /console/jobs/{id}", c.signedIn(c.handleJob))
 	m.Handle("GET /console/feedback", c.signedIn(c.handleFeedback))
 	m.Handle("GET /console/recalls/{id}", c.signedIn(c.handleRecall))
 	m.Handle("GET /console/pairs", c.signedIn(c.handlePairs))

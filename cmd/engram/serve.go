@@ -239,6 +239,7 @@ func NewConsole(cfg configs.Config, db *store.DB, services *Services, failures *
 		Memories: services.Memories, Reflections: services.Reflections, Recall: services.Recall,
 		Pairs: services.Feedback, Scorer: services.Scorer, Markdown: reflections.RenderHTML,
 		LiveSessions: db, Working: services.Working, Impacts: services.Feedback, Raters: db, Links: clearance.Links{LinkService: db, Memories: db}, Aliases: db,
+		Jobs: services.Jobs,
 		Export: func(ctx context.Context, w io.Writer, format string, limit int) (int, error) {
 			f, err := learning.ParseFormat(format)
 			if err != nil {

@@ -14,14 +14,23 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 
 from .errors import EngramError
 from .types import (
+    Alias,
     CreateResult,
     FeedbackResult,
+    FeedbackStatus,
     Interaction,
+    Job,
+    JobAccepted,
+    JobPage,
+    Link,
     Memory,
     MemoryPage,
     Recall,
+    ReflectResult,
     Route,
+    SleepResult,
     from_json,
+    link_from_json,
 )
 
 #: Statuses worth another try: the server asked the client to slow down
@@ -64,7 +73,14 @@ class Client:
 
     # -- transport -----------------------------------------------------
 
-    def _open(self, method: str, path: str, body: Any = None, query: Optional[Dict[str, Any]] = None):
+    def _open(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: Optional[Dict[str, Any]] = None,
+        headers: Optional[Dict[str, str]] = None,
+    ):
         """Sends one request, retrying 429 and 503, and returns the open
         response of a 2xx answer."""
         target = self.url + path
@@ -81,6 +97,8 @@ class Client:
                 req.add_header("Authorization", "Bearer " + self.api_key)
             if data is not None:
                 req.add_header("Content-Type", "application/json")
+            for name, value in (headers or {}).items():
+                req.add_header(name, value)
             try:
                 return urllib.request.urlopen(req, timeout=self.timeout)
             except urllib.error.HTTPError as err:
@@ -106,8 +124,15 @@ class Client:
                     pass
         return min(wait, self.max_retry_wait)
 
-    def _json(self, method: str, path: str, body: Any = None, query: Optional[Dict[str, Any]] = None) -> Any:
-        with self._open(method, path, body, query) as resp:
+    def _json(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: Optional[Dict[str, Any]] = None,
+        headers: Optional[Dict[str, str]] = None,
+    ) -> Any:
+        with self._open(method, path, body, query, headers) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
 
@@ -138,7 +163,7 @@ class Client:
 
     def list_memories(self, **filters: Any) -> MemoryPage:
         """One page, newest first. Filters: category, tag, q,
-        needs_revision, key_prefix, agent_id, include_deleted,
+        needs_revision, quarantined, key_prefix, agent_id, include_deleted,
         include_archived, limit, cursor."""
         return from_json(MemoryPage, self._json("GET", "/v1/memories", query=filters))
 
@@ -214,26 +239,54 @@ class Client:
         thumb: Optional[str] = None,
         rating: Optional[int] = None,
         idempotency_key: Optional[str] = None,
+        respond_async: bool = False,
         **fields: Any,
-    ) -> FeedbackResult:
+    ) -> Union[FeedbackResult, FeedbackStatus]:
         """A thumb ("up"/"down") or a 1–5 rating on an interaction, a
         recall or a memory. An idempotency key is generated when none is
         given, so a retried request is never counted twice; pass your own
         to make a resubmission from elsewhere idempotent too. Fields:
-        reason, correction, rater."""
+        reason, correction, rater.
+
+        With ``respond_async`` the request says ``Prefer: respond-async``:
+        the server answers 202 once the feedback is durably queued, with a
+        :class:`FeedbackStatus` (``pending``) whose ``feedback_id``
+        :meth:`feedback_status` follows. A server with ``feedback.async``
+        on answers so to every feedback."""
         body: Dict[str, Any] = dict(fields)
         for name, value in (("interaction_id", interaction_id), ("recall_id", recall_id),
                             ("memory_id", memory_id), ("thumb", thumb), ("rating", rating)):
             if value is not None:
                 body[name] = value
         body["idempotency_key"] = idempotency_key or str(uuid.uuid4())
-        return from_json(FeedbackResult, self._json("POST", "/v1/feedback", body))
+        headers = {"Prefer": "respond-async"} if respond_async else None
+        doc = self._json("POST", "/v1/feedback", body, headers=headers)
+        if "status" in doc:
+            return from_json(FeedbackStatus, doc)
+        return from_json(FeedbackResult, doc)
 
-    def thumb(self, interaction_id: str, thumb: str, **fields: Any) -> FeedbackResult:
+    def feedback_status(self, feedback_id: str) -> FeedbackStatus:
+        """A feedback: ``pending`` (queued, not applied yet) or
+        ``applied`` with its result (GET /v1/feedback/{id})."""
+        return from_json(FeedbackStatus, self._json("GET", "/v1/feedback/" + _segment(feedback_id)))
+
+    def wait_feedback(self, feedback_id: str, timeout: float = 60.0, interval: float = 0.2) -> FeedbackStatus:
+        """Reads the feedback's status until it is applied; TimeoutError
+        after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.feedback_status(feedback_id)
+            if st.status == "applied":
+                return st
+            if time.monotonic() >= deadline:
+                raise TimeoutError("feedback %s still %s after %gs" % (feedback_id, st.status, timeout))
+            self._sleep(interval)
+
+    def thumb(self, interaction_id: str, thumb: str, **fields: Any) -> Union[FeedbackResult, FeedbackStatus]:
         """Thumb ("up" or "down") on an interaction."""
         return self.feedback(interaction_id=interaction_id, thumb=thumb, **fields)
 
-    def rate(self, interaction_id: str, rating: int, **fields: Any) -> FeedbackResult:
+    def rate(self, interaction_id: str, rating: int, **fields: Any) -> Union[FeedbackResult, FeedbackStatus]:
         """A 1–5 rating on an interaction."""
         return self.feedback(interaction_id=interaction_id, rating=rating, **fields)
 
@@ -251,9 +304,93 @@ class Client:
 
     # -- reflections, sessions, prompt ---------------------------------------------
 
-    def reflect(self, category: Optional[str] = None) -> Dict[str, Any]:
-        """Runs the reflector; answers what it wrote, skipped, failed."""
-        return self._json("POST", "/v1/reflect", {"category": category} if category else {})
+    def reflect(self, category: Optional[str] = None) -> Union[ReflectResult, JobAccepted]:
+        """Runs the reflector (one category, or all). A small tenant's
+        reflect runs in the request: its :class:`ReflectResult`. A tenant
+        past the server's ``jobs.inline_max_memories`` gets a
+        :class:`JobAccepted` at once; :meth:`wait_job` follows it."""
+        doc = self._json("POST", "/v1/reflect", {"category": category} if category else {})
+        if "job_id" in doc:
+            return from_json(JobAccepted, doc)
+        return from_json(ReflectResult, doc)
+
+    def sleep(self) -> Union[SleepResult, JobAccepted]:
+        """One sleep cycle of the tenant (merge, archive, expire, fold,
+        re-reflect): a :class:`SleepResult`, or a :class:`JobAccepted` on a
+        large tenant, as :meth:`reflect`."""
+        doc = self._json("POST", "/v1/sleep")
+        if "job_id" in doc:
+            return from_json(JobAccepted, doc)
+        return from_json(SleepResult, doc)
+
+    def job(self, job_id: str) -> Job:
+        """One job of the tenant: status, progress, result or error."""
+        return from_json(Job, self._json("GET", "/v1/jobs/" + _segment(job_id)))
+
+    def jobs(self, status: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> JobPage:
+        """One page of the tenant's jobs, newest first (status: queued,
+        running, done, failed)."""
+        return from_json(JobPage, self._json("GET", "/v1/jobs", query={"status": status, "limit": limit, "cursor": cursor}))
+
+    def wait_job(self, job: Union[str, JobAccepted, Job], timeout: float = 600.0, interval: float = 0.5) -> Job:
+        """Reads the job until it is done or failed and returns it (check
+        ``status``; ``result`` holds what the request would have answered
+        inline). TimeoutError after ``timeout`` seconds."""
+        job_id = job if isinstance(job, str) else job.job_id if isinstance(job, JobAccepted) else job.id
+        deadline = time.monotonic() + timeout
+        while True:
+            j = self.job(job_id)
+            if j.finished:
+                return j
+            if time.monotonic() >= deadline:
+                raise TimeoutError("job %s still %s after %gs" % (job_id, j.status, timeout))
+            self._sleep(interval)
+
+    # -- links and aliases ---------------------------------------------------------
+
+    def link(self, from_id: str, to_id: str, relation: Optional[str] = None) -> Link:
+        """Links memory from_id to to_id (relation: related by default,
+        answers, mentions, corrects, …): a new version of from_id. The same
+        link again answers the existing one."""
+        body: Dict[str, Any] = {"to": to_id}
+        if relation is not None:
+            body["relation"] = relation
+        return link_from_json(self._json("POST", "/v1/memories/" + _segment(from_id) + "/links", body))
+
+    def links(self, memory_id: str) -> List[Link]:
+        """The memory's live links, from it and to it, oldest first."""
+        doc = self._json("GET", "/v1/memories/" + _segment(memory_id) + "/links")
+        return [link_from_json(x) for x in doc["items"]]
+
+    def unlink(self, from_id: str, to_id: str, relation: Optional[str] = None) -> List[Link]:
+        """Removes one relation from from_id to to_id, or every relation
+        when none is given; answers the links removed (``not_found`` when
+        there was none)."""
+        path = "/v1/memories/" + _segment(from_id) + "/links/" + _segment(to_id)
+        if relation is not None:
+            path += "/" + _segment(relation)
+        return [link_from_json(x) for x in self._json("DELETE", path)["removed"]]
+
+    def put_alias(self, alias: str, key: str, user_id: Optional[str] = None) -> Alias:
+        """Makes alias another path of the live key (the keys routes then
+        read, write and delete that memory through it)."""
+        body: Dict[str, Any] = {"key": key}
+        if user_id is not None:
+            body["user_id"] = user_id
+        return from_json(Alias, self._json("PUT", "/v1/aliases" + _key_path(alias), body))
+
+    def get_alias(self, alias: str, user_id: Optional[str] = None) -> Alias:
+        """One alias; ``valid`` false while its target is tombstoned."""
+        return from_json(Alias, self._json("GET", "/v1/aliases" + _key_path(alias), query={"user_id": user_id}))
+
+    def delete_alias(self, alias: str, user_id: Optional[str] = None) -> Alias:
+        """Removes the alias (a new version of its target); answers it."""
+        return from_json(Alias, self._json("DELETE", "/v1/aliases" + _key_path(alias), query={"user_id": user_id}))
+
+    def aliases(self, memory_id: str) -> List[Alias]:
+        """Every alias of the memory, every user's, oldest first."""
+        doc = self._json("GET", "/v1/memories/" + _segment(memory_id) + "/aliases")
+        return [from_json(Alias, x) for x in doc["items"]]
 
     def reflections(self, **filters: Any) -> Dict[str, Any]:
         """One page of current reflections: category, user_id (exactly that

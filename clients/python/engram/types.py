@@ -189,3 +189,142 @@ class FeedbackResult:
     pairs: List[str] = field(default_factory=list)
     replayed: bool = False
     extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FeedbackStatus:
+    """A feedback acknowledged asynchronously (``Prefer: respond-async``,
+    202) or read back (GET /v1/feedback/{id}): ``status`` is "pending"
+    until a server applied it, then "applied" with ``result``."""
+
+    feedback_id: str
+    status: str
+    credits: List[str] = field(default_factory=list)
+    result: Optional[FeedbackResult] = None
+    replayed: bool = False
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ReflectOutcome:
+    """What the reflector did to one group."""
+
+    group: str
+    id: str = ""
+    version: int = 0
+    writer: str = ""
+    reason: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ReflectResult:
+    """What a reflect did: groups written, skipped (unchanged), failed."""
+
+    groups: int = 0
+    written: List[ReflectOutcome] = field(default_factory=list)
+    skipped: List[ReflectOutcome] = field(default_factory=list)
+    failed: List[ReflectOutcome] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SleepResult:
+    """What one sleep cycle did (POST /v1/sleep)."""
+
+    merged: int = 0
+    archived: int = 0
+    expired: int = 0
+    events_folded: int = 0
+    event_bytes_before: int = 0
+    event_bytes_after: int = 0
+    reflect: Optional[ReflectResult] = None
+    conflicts: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JobAccepted:
+    """A reflect or sleep queued as a job (202): follow it with
+    ``Client.job`` or ``Client.wait_job``."""
+
+    job_id: str
+    status: str = "queued"
+    status_url: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JobProgress:
+    """Steps done of the total (0 until the job knows it)."""
+
+    done: int = 0
+    total: int = 0
+
+
+@dataclass
+class Job:
+    """Long work of the tenant (GET /v1/jobs/{id}): ``status`` goes
+    queued → running → done (with ``result``, what the request would have
+    answered inline) or failed (with ``error``)."""
+
+    id: str
+    kind: str
+    status: str
+    progress: JobProgress = field(default_factory=JobProgress)
+    attempts: int = 0
+    request: Any = None
+    result: Any = None
+    error: str = ""
+    created_at: str = ""
+    started_at: Optional[str] = None
+    finished_at: Optional[str] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Done or failed."""
+        return self.status in ("done", "failed")
+
+
+@dataclass
+class JobPage:
+    """One page of GET /v1/jobs, newest first."""
+
+    items: List[Job] = field(default_factory=list)
+    next_cursor: Optional[str] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Link:
+    """A named relation from one memory to another (docs/links.md)."""
+
+    from_: str
+    to: str
+    relation: str
+    version: int = 0
+    created_at: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+def link_from_json(data: Dict[str, Any]) -> Link:
+    """A Link from its JSON (``from`` is a Python keyword)."""
+    data = dict(data)
+    data["from_"] = data.pop("from")
+    return from_json(Link, data)
+
+
+@dataclass
+class Alias:
+    """Another key path of a memory that has a key (docs/links.md);
+    ``valid`` is false while its target is tombstoned or expired."""
+
+    alias: str
+    key: str
+    memory_id: str
+    version: int = 0
+    created_at: str = ""
+    valid: bool = True
+    user_id: Optional[str] = None
+    extra: Dict[str, Any] = field(default_factory=dict)

@@ -2,11 +2,18 @@
 // dependencies. Node 18+, Deno, Bun and browsers.
 
 import type {
+  Alias,
   CreateResult,
   FeedbackRequest,
   FeedbackResult,
+  FeedbackStatus,
   Interaction,
   InteractionRequest,
+  Job,
+  JobAccepted,
+  JobFilter,
+  JobPage,
+  Link,
   Memory,
   MemoryFilter,
   MemoryInput,
@@ -15,8 +22,10 @@ import type {
   PairFormat,
   Recall,
   RecallRequest,
+  ReflectResult,
   Route,
   SessionEvent,
+  SleepResult,
 } from "./types.js";
 
 export type * from "./types.js";
@@ -52,6 +61,24 @@ export interface EngramOptions {
   timeoutMs?: number;
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
+}
+
+/** Whether a reflect or sleep answered a queued job rather than its result. */
+export function isJobAccepted<T extends object>(x: T | JobAccepted): x is JobAccepted {
+  return "job_id" in x;
+}
+
+/** Whether a feedback answered its status (asynchronous) rather than its result. */
+export function isFeedbackStatus(x: FeedbackResult | FeedbackStatus): x is FeedbackStatus {
+  return "status" in x;
+}
+
+/** How long waitJob and waitFeedback wait, and how often they look. */
+export interface WaitOptions {
+  /** Default 600 000 for a job, 60 000 for a feedback. */
+  timeoutMs?: number;
+  /** Default 500 for a job, 200 for a feedback. */
+  intervalMs?: number;
 }
 
 /** Statuses worth another try: slow down (429), briefly unavailable (503). */
@@ -96,7 +123,7 @@ export class Engram {
   private readonly maxRetryWaitMs: number;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly pause: (ms: number) => Promise<void>;
 
   constructor(options: EngramOptions = {}) {
     this.url = (options.url ?? env("ENGRAM_URL") ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
@@ -106,11 +133,11 @@ export class Engram {
     this.maxRetryWaitMs = options.maxRetryWaitMs ?? 60_000;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.pause = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
   /** Sends one request, trying 429 and 503 again, and returns a 2xx response. */
-  private async send(method: string, path: string, body?: unknown, query?: Query): Promise<Response> {
+  private async send(method: string, path: string, body?: unknown, query?: Query, extraHeaders?: Record<string, string>): Promise<Response> {
     let target = this.url + path;
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query ?? {})) {
@@ -120,6 +147,7 @@ export class Engram {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    Object.assign(headers, extraHeaders);
     for (let attempt = 0; ; attempt++) {
       const resp = await this.fetchFn(target, {
         method,
@@ -130,15 +158,15 @@ export class Engram {
       if (resp.ok) return resp;
       if (RETRY_STATUSES.includes(resp.status) && attempt < this.maxRetries) {
         await resp.body?.cancel();
-        await this.sleep(retryWait(resp.headers.get("Retry-After"), attempt, this.backoffMs, this.maxRetryWaitMs));
+        await this.pause(retryWait(resp.headers.get("Retry-After"), attempt, this.backoffMs, this.maxRetryWaitMs));
         continue;
       }
       throw await errorFrom(resp);
     }
   }
 
-  private async json<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
-    const resp = await this.send(method, path, body, query);
+  private async json<T>(method: string, path: string, body?: unknown, query?: Query, headers?: Record<string, string>): Promise<T> {
+    const resp = await this.send(method, path, body, query, headers);
     return (await resp.json()) as T;
   }
 
@@ -211,9 +239,34 @@ export class Engram {
     return this.json("POST", "/v1/interactions", request);
   }
 
-  /** A thumb or 1–5 rating; an idempotency key is generated when none is given. */
-  feedback(request: FeedbackRequest): Promise<FeedbackResult> {
-    return this.json("POST", "/v1/feedback", { ...request, idempotency_key: request.idempotency_key ?? newIdempotencyKey() });
+  /**
+   * A thumb or 1–5 rating; an idempotency key is generated when none is given.
+   * With respondAsync the request says Prefer: respond-async: the server answers
+   * 202 once the feedback is durably queued, with a FeedbackStatus (pending) that
+   * feedbackStatus() follows. A server with feedback.async on answers so always.
+   */
+  feedback(request: FeedbackRequest): Promise<FeedbackResult>;
+  feedback(request: FeedbackRequest, options: { respondAsync: true }): Promise<FeedbackStatus>;
+  feedback(request: FeedbackRequest, options?: { respondAsync?: boolean }): Promise<FeedbackResult | FeedbackStatus>;
+  feedback(request: FeedbackRequest, options: { respondAsync?: boolean } = {}): Promise<FeedbackResult | FeedbackStatus> {
+    const headers = options.respondAsync ? { Prefer: "respond-async" } : undefined;
+    return this.json("POST", "/v1/feedback", { ...request, idempotency_key: request.idempotency_key ?? newIdempotencyKey() }, undefined, headers);
+  }
+
+  /** A feedback: pending (queued, not applied yet) or applied with its result. */
+  feedbackStatus(id: string): Promise<FeedbackStatus> {
+    return this.json("GET", "/v1/feedback/" + segment(id));
+  }
+
+  /** Reads the feedback's status until it is applied; an Error after timeoutMs. */
+  async waitFeedback(id: string, options: WaitOptions = {}): Promise<FeedbackStatus> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const st = await this.feedbackStatus(id);
+      if (st.status === "applied") return st;
+      if (Date.now() >= deadline) throw new Error(`feedback ${id} still ${st.status} after ${options.timeoutMs ?? 60_000} ms`);
+      await this.pause(options.intervalMs ?? 200);
+    }
   }
 
   thumb(interactionId: string, thumb: "up" | "down", reason?: string): Promise<FeedbackResult> {
@@ -243,9 +296,77 @@ export class Engram {
     if (buffered.trim()) yield JSON.parse(buffered) as T;
   }
 
-  /** Runs the reflector (optionally one category). */
-  reflect(category?: string): Promise<Record<string, unknown>> {
+  /**
+   * Runs the reflector (optionally one category): its result on a small tenant;
+   * on one past the server's jobs.inline_max_memories a JobAccepted at once,
+   * which waitJob() follows (isJobAccepted tells them apart).
+   */
+  reflect(category?: string): Promise<ReflectResult | JobAccepted> {
     return this.json("POST", "/v1/reflect", category ? { category } : {});
+  }
+
+  /** One sleep cycle of the tenant: its result, or a JobAccepted on a large tenant, as reflect(). */
+  sleep(): Promise<SleepResult | JobAccepted> {
+    return this.json("POST", "/v1/sleep");
+  }
+
+  /** One job of the tenant: status, progress, result or error. */
+  job(id: string): Promise<Job> {
+    return this.json("GET", "/v1/jobs/" + segment(id));
+  }
+
+  /** One page of the tenant's jobs, newest first. */
+  jobs(filter: JobFilter = {}): Promise<JobPage> {
+    return this.json("GET", "/v1/jobs", undefined, { ...filter });
+  }
+
+  /** Reads the job until it is done or failed and returns it (check status); an Error after timeoutMs. */
+  async waitJob(job: string | JobAccepted | Job, options: WaitOptions = {}): Promise<Job> {
+    const id = typeof job === "string" ? job : "job_id" in job ? job.job_id : job.id;
+    const timeout = options.timeoutMs ?? 600_000;
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const j = await this.job(id);
+      if (j.status === "done" || j.status === "failed") return j;
+      if (Date.now() >= deadline) throw new Error(`job ${id} still ${j.status} after ${timeout} ms`);
+      await this.pause(options.intervalMs ?? 500);
+    }
+  }
+
+  /** Links memory from to to (relation related by default): a new version of from; the same link again answers it. */
+  link(from: string, to: string, relation?: string): Promise<Link> {
+    return this.json("POST", `/v1/memories/${segment(from)}/links`, relation === undefined ? { to } : { to, relation });
+  }
+
+  /** The memory's live links, from it and to it, oldest first. */
+  async links(id: string): Promise<Link[]> {
+    return (await this.json<{ items: Link[] }>("GET", `/v1/memories/${segment(id)}/links`)).items;
+  }
+
+  /** Removes one relation from from to to, or every one when none is given; answers the links removed. */
+  async unlink(from: string, to: string, relation?: string): Promise<Link[]> {
+    const path = `/v1/memories/${segment(from)}/links/${segment(to)}` + (relation === undefined ? "" : "/" + segment(relation));
+    return (await this.json<{ removed: Link[] }>("DELETE", path)).removed;
+  }
+
+  /** Makes alias another path of the live key (the keys routes then act on that memory through it). */
+  putAlias(alias: string, key: string, userId?: string): Promise<Alias> {
+    return this.json("PUT", "/v1/aliases" + keyPath(alias), userId === undefined ? { key } : { key, user_id: userId });
+  }
+
+  /** One alias; valid is false while its target is tombstoned. */
+  getAlias(alias: string, userId?: string): Promise<Alias> {
+    return this.json("GET", "/v1/aliases" + keyPath(alias), undefined, { user_id: userId });
+  }
+
+  /** Removes the alias (a new version of its target); answers it. */
+  deleteAlias(alias: string, userId?: string): Promise<Alias> {
+    return this.json("DELETE", "/v1/aliases" + keyPath(alias), undefined, { user_id: userId });
+  }
+
+  /** Every alias of the memory, every user's, oldest first. */
+  async aliases(memoryId: string): Promise<Alias[]> {
+    return (await this.json<{ items: Alias[] }>("GET", `/v1/memories/${segment(memoryId)}/aliases`)).items;
   }
 
   /** Appends events to an L1 session, created on its first post. */

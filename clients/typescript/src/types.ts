@@ -63,6 +63,8 @@ export interface MemoryFilter {
   tag?: string;
   q?: string;
   needs_revision?: boolean;
+  /** true: only the memories the write gate quarantined (archived or not); false: none of them. */
+  quarantined?: boolean;
   key_prefix?: string;
   agent_id?: string;
   include_deleted?: boolean;
@@ -198,4 +200,105 @@ export interface SessionEvent {
   at?: string;
   message_id?: string;
   [extra: string]: unknown;
+}
+
+/** A feedback acknowledged asynchronously (202) or read back (GET /v1/feedback/{id}). */
+export interface FeedbackStatus {
+  feedback_id: string;
+  /** pending until a server applied it, then applied with result. */
+  status: "pending" | "applied";
+  /** Ids of the memories and reflections it credits. */
+  credits: string[];
+  result?: FeedbackResult;
+  replayed?: boolean;
+}
+
+/** What the reflector did to one group. */
+export interface ReflectOutcome {
+  group: string;
+  id?: string;
+  version?: number;
+  writer?: string;
+  reason?: string;
+}
+
+/** What a reflect did: groups written, skipped (unchanged), failed. */
+export interface ReflectResult {
+  groups: number;
+  written: ReflectOutcome[];
+  skipped: ReflectOutcome[];
+  failed: ReflectOutcome[];
+}
+
+/** What one sleep cycle did (POST /v1/sleep). */
+export interface SleepResult {
+  merged: number;
+  archived: number;
+  expired: number;
+  events_folded: number;
+  event_bytes_before: number;
+  event_bytes_after: number;
+  reflect: ReflectResult;
+  conflicts: number;
+  [extra: string]: unknown;
+}
+
+/** A reflect or sleep queued as a job (202): follow it with job() or waitJob(). */
+export interface JobAccepted {
+  job_id: string;
+  status: "queued";
+  status_url: string;
+}
+
+export type JobStatus = "queued" | "running" | "done" | "failed";
+
+/** Long work of the tenant (GET /v1/jobs/{id}). */
+export interface Job {
+  id: string;
+  kind: "reflect" | "sleep";
+  status: JobStatus;
+  request?: Record<string, unknown>;
+  /** Steps done of the total (0 until the job knows it). */
+  progress: { done: number; total: number };
+  /** Runs begun; above 1 a server stopped while running it. */
+  attempts: number;
+  /** When done: what the request would have answered inline (ReflectResult or SleepResult). */
+  result?: ReflectResult | SleepResult;
+  /** When failed: why. */
+  error?: string;
+  created_at: string;
+  started_at?: string;
+  finished_at?: string;
+}
+
+export interface JobFilter {
+  status?: JobStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface JobPage {
+  items: Job[];
+  next_cursor?: string;
+}
+
+/** A named relation from one memory to another. */
+export interface Link {
+  from: string;
+  to: string;
+  /** related (the default), answers, mentions, corrects, supports, contradicts, part_of, follows, same_entity, or free text. */
+  relation: string;
+  version: number;
+  created_at: string;
+}
+
+/** Another key path of a memory that has a key; valid is false while its target is tombstoned or expired. */
+export interface Alias {
+  alias: string;
+  key: string;
+  memory_id: string;
+  user_id?: string;
+  version: number;
+  created_at: string;
+  valid: boolean;
 }
