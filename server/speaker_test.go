@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/store/storetest"
 )
 
@@ -14,7 +15,7 @@ import (
 // Caroline's own turn scores higher and Melanie's carries
 // breakdown.speaker. A question naming both speakers, or none, leaves the
 // scores alone. The same in Chinese, whose names stand between other
-// characters without spaces.
+// characters without spaces. /v1/prompt's memories are read the same way.
 func TestRecallReadsSpeakers(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newSessionEnv(t, engine)
@@ -45,6 +46,23 @@ func TestRecallReadsSpeakers(t *testing.T) {
 			}
 			if s := rec.Items[j].Breakdown.Speaker; s <= 0 || s >= 1 || rec.Items[i].Breakdown.Speaker != 0 {
 				t.Fatalf("%s: speaker factors %v (other) and %v (named)", tc.name, s, rec.Items[i].Breakdown.Speaker)
+			}
+			// The prompt's memories come from the same read.
+			r := e.do(t, "POST", "/v1/prompt", key, mustJSON(map[string]any{"query": tc.named, "token_budget": 1000}))
+			wantStatus(t, r, http.StatusOK)
+			var prompt struct {
+				Recall struct {
+					Items   []engram.RecallItem `json:"items"`
+					LeftOut []engram.RecallItem `json:"left_out"`
+				} `json:"recall"`
+			}
+			mustDecode(t, r, &prompt)
+			factor := map[string]float64{}
+			for _, it := range append(prompt.Recall.Items, prompt.Recall.LeftOut...) {
+				factor[it.ID] = it.Breakdown.Speaker
+			}
+			if f, ok := factor[other]; !ok || f <= 0 || f >= 1 || factor[own] != 0 {
+				t.Fatalf("%s: prompt: speaker factors %v (other %s, named %s)", tc.name, factor, other, own)
 			}
 			for _, q := range []string{tc.both, tc.none} {
 				for _, it := range ask(q).Items {
