@@ -36,8 +36,8 @@ func speakerOf(m *engram.Memory) string {
 	return ""
 }
 
-// namedSpeakers returns the speakers of the candidates' episodes that the
-// query names, or nil when it names none of them or all of them.
+// namedSpeakers returns the speakers of the candidates that the query
+// names, or nil when it names none of them or all of them.
 func namedSpeakers(query string, cands []Candidate) map[string]bool {
 	named, others := map[string]bool{}, false
 	seen := map[string]bool{}
@@ -64,6 +64,9 @@ func namedSpeakers(query string, cands []Candidate) map[string]bool {
 // found in "Jonathan"), anywhere in Chinese or Japanese text.
 func names(query, who string) bool {
 	q, w := strings.ToLower(query), strings.ToLower(who)
+	if w == "" {
+		return false
+	}
 	for from := 0; ; {
 		i := strings.Index(q[from:], w)
 		if i < 0 {

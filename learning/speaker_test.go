@@ -22,6 +22,7 @@ func TestNamesSpeaker(t *testing.T) {
 		{"小红喜欢什么运动？", "小明", false},
 		{"What does 小明 like?", "小明", true},
 		{"", "Caroline", false},
+		{"What did Caroline say?", "", false},
 	} {
 		if got := names(tc.query, tc.who); got != tc.want {
 			t.Errorf("names(%q, %q) = %v, want %v", tc.query, tc.who, got, tc.want)
