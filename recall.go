@@ -66,6 +66,10 @@ type ScoreBreakdown struct {
 	// said with full feeling, so it orders memories that answer equally
 	// well and hardly moves the others (see emotion.go).
 	Emotion float64 `json:"emotion"`
+	// Speaker is the factor a speaker-aware read gave the score: set only
+	// on a memory said by a speaker the query does not name when it names
+	// another speaker of the candidates (absent: 1; see learning/speaker.go).
+	Speaker float64 `json:"speaker,omitempty"`
 	// Via is set on a memory that joined the recall by a link from one
 	// of its best matches (RecallRequest.Hops), not by the query itself.
 	Via   *Via    `json:"-"`

@@ -235,10 +235,13 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	for _, h := range hits {
 		add(h.Memory, h, false)
 	}
+	named := namedSpeakers(query, out)
+	readSpeakers(out, named)
 	if req.Hops != nil {
 		if out, err = r.hop(ctx, out, *req.Hops, req.AgentID, req.UserID); err != nil {
 			return nil, nil, err
 		}
+		readSpeakers(out, named)
 	}
 	if err := r.helpful(ctx, out); err != nil {
 		return nil, nil, err

@@ -36,6 +36,7 @@ type recallItem struct {
 	UsedSummary bool        `json:"used_summary,omitempty"`
 	Score       float64     `json:"score"`
 	Via         *engram.Via `json:"via,omitempty" jsonschema:"the memory this one was reached from by a link, and the relation"`
+	Speaker     float64     `json:"speaker,omitempty" jsonschema:"the factor its score took for being said by a speaker the query does not name, when it names another"`
 }
 
 type recallRoute struct {
@@ -81,7 +82,7 @@ func (s *Server) recall(ctx context.Context, a *recallArgs) (*recallResult, erro
 	items := make([]recallItem, len(rec.Items))
 	for i, it := range rec.Items {
 		items[i] = recallItem{ID: it.ID, Key: it.Key, Category: it.Category, Text: it.Text, Tokens: it.Tokens,
-			UsedSummary: it.UsedSummary, Score: it.Score, Via: it.Via}
+			UsedSummary: it.UsedSummary, Score: it.Score, Via: it.Via, Speaker: it.Breakdown.Speaker}
 	}
 	cats := rec.Route.Categories
 	if cats == nil {
