@@ -52,6 +52,7 @@ type Main struct {
 	background sync.WaitGroup     // feed followers
 	stop       context.CancelFunc // ends them
 	index      *index.Index       // its snapshot writers finish before exit
+	router     *router.Service    // so do the router's
 	warmed     chan struct{}      // closed when the preload of big tenants ends
 }
 
@@ -132,7 +133,8 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	}
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
+	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants).
+		WithSnapshots(filepath.Join(cfg.DataDir, "index"), logger)
 	scorer := learning.NewScorer(scoring, time.Now)
 	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
@@ -162,7 +164,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	if cfg.MirrorOn() {
 		services.Mirror = newMirror(cfg, db, logger)
 	}
-	uc := users.Config{Index: lexical, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
+	uc := users.Config{Index: lexical, Router: routes, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
 	if services.Mirror != nil {
 		uc.Mirror, uc.MirrorDir = mirrorRebuilder{services.Mirror}, cfg.MirrorDir()
 	}
@@ -317,7 +319,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
-	m.index = services.Index
+	m.index, m.router = services.Index, services.Router
 	registry := prometheus.NewRegistry()
 	sleepMetrics, err := newSleepMetrics(registry)
 	if err != nil {
@@ -420,6 +422,9 @@ func (m *Main) Close() error {
 	}
 	if m.index != nil {
 		m.index.Close()
+	}
+	if m.router != nil {
+		m.router.Close()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
