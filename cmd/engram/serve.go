@@ -133,10 +133,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	}
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants).
+	loads := newSharedLoad(db)
+	routes := router.NewService(router.New(rcfg), loads, cfg.Router.MaxTenants).
 		WithSnapshots(filepath.Join(cfg.DataDir, "index"), logger)
 	scorer := learning.NewScorer(scoring, time.Now)
-	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
+	lexical := index.New(loads, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore).WithLinks(clearance.Links{LinkService: db, Memories: db})
