@@ -189,7 +189,7 @@ func (s *Service) sync(ctx context.Context, tenant string, st *tenantState, arri
 		if gap {
 			// Load once from the store; its head is recent, and events
 			// are folded only once they are old.
-			s.removeFile(tenant, nil)
+			_ = s.removeFile(tenant, nil) // a file left behind is rewritten after the load
 			if err := s.load(ctx, tenant, st); err != nil {
 				return err
 			}
