@@ -380,7 +380,7 @@ func PrintUsers(w io.Writer, engine string, r *UsersResult) {
 	if b, a := find(r.Figures, "warm recall of a user"), find(r.Figures, "warm recall of the same user"); b != nil && a != nil {
 		fmt.Fprintf(w, "\nwarm p99, big tenant / alone: %.2f× (p50 %.2f×)\n", b.P99/a.P99, b.P50/a.P50)
 	}
-	fmt.Fprintf(w, "big tenant's first recall: %.0f ms on the first server (index and router model from the store); a fresh server's preload of it (index from its snapshot file, router model from the store): %.0f ms\n\n",
+	fmt.Fprintf(w, "big tenant's first recall: %.0f ms on the first server (index and router model from the store); a fresh server's preload of it (index and router model from their snapshot files): %.0f ms\n\n",
 		r.BigColdStore, r.Preload)
 	rows = nil
 	for _, m := range r.Memory {

@@ -42,11 +42,14 @@ func (m *model) add(category string, terms []string) {
 	}
 	for _, t := range terms {
 		k := termCat{t, c}
-		if m.counts[k] == 0 {
+		n := m.counts[k]
+		if n == 0 {
 			m.vocab[t]++
 		}
-		m.counts[k]++
-		m.tokens[category]++
+		m.counts[k] = n + 1
+	}
+	if len(terms) > 0 {
+		m.tokens[c] += len(terms)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -31,6 +32,10 @@ type Service struct {
 	feed       engram.ChangeFeed
 	maxTenants int
 	now        func() time.Time
+	dir        string // snapshot files (snapshot.go); "" keeps none
+	log        *slog.Logger
+	files      sync.Mutex     // writes and removals of snapshot files
+	bg         sync.WaitGroup // snapshot writers
 
 	mu      sync.Mutex
 	tenants map[string]*tenantState
@@ -47,6 +52,13 @@ type tenantState struct {
 	seq      int64     // last feed sequence applied
 	syncedAt time.Time // when the last read of the feed started
 	elem     *list.Element
+	live     int   // live memories the model learned from (kb and unlabelled ones too)
+	snapSeq  int64 // feed sequence of the snapshot file read or last written; -1: the model has none
+
+	// Under Service.files: the newest snapshot written, and whether the
+	// tenant was forgotten (no file may be written for this state then).
+	fileSeq   int64
+	forgotten bool
 }
 
 var _ engram.RouterService = (*Service)(nil)
@@ -59,7 +71,19 @@ func NewService(r *Router, feed engram.ChangeFeed, maxTenants int) *Service {
 		maxTenants = math.MaxInt
 	}
 	return &Service{router: r, feed: feed, maxTenants: maxTenants, now: time.Now,
-		tenants: map[string]*tenantState{}, lru: list.New()}
+		log: slog.New(slog.DiscardHandler), tenants: map[string]*tenantState{}, lru: list.New()}
+}
+
+// WithSnapshots keeps the models of big tenants in snapshot files under
+// dir (see snapshot.go), so that their first route on a fresh server
+// reads a file instead of every memory; log reports files that could not
+// be written or read (nil discards). It returns s.
+func (s *Service) WithSnapshots(dir string, log *slog.Logger) *Service {
+	s.dir = dir
+	if log != nil {
+		s.log = log
+	}
+	return s
 }
 
 // RouteQuery routes query for the tenant in ctx. A query longer than
@@ -104,7 +128,7 @@ func (s *Service) state(tenant string) *tenantState {
 	defer s.mu.Unlock()
 	st := s.tenants[tenant]
 	if st == nil {
-		st = &tenantState{}
+		st = &tenantState{fileSeq: -1}
 		st.elem = s.lru.PushFront(tenant)
 		s.tenants[tenant] = st
 	} else {
@@ -125,49 +149,147 @@ func (s *Service) state(tenant string) *tenantState {
 	return st
 }
 
-// sync brings the tenant's model up to date under st.mu: a load from a
-// snapshot the first time, then the feed's changes since. A read of the
-// feed that started after the caller arrived already holds every change
-// committed before it arrived, so the caller need not read again.
+// sync brings the tenant's model up to date under st.mu: a load the first
+// time (from its snapshot file if there is a usable one, else from one
+// snapshot read of the store), then the feed's changes since. A read of
+// the feed that started after the caller arrived already holds every
+// change committed before it arrived, so the caller need not read again.
+// The feed's sequence has no gaps; a gap (events folded by the sleep
+// cycle after a snapshot file was written, or an end user forgotten)
+// makes the tenant load from the store.
 func (s *Service) sync(ctx context.Context, tenant string, st *tenantState, arrived time.Time) error {
 	if !st.loaded {
-		start := s.now()
-		s.router.Drop(tenant)
-		seq, err := s.feed.EachLive(ctx, func(m *engram.Memory) error {
-			s.router.Observe(tenant, m.Category, labelText(m))
-			return nil
-		})
-		if err != nil {
-			s.router.Drop(tenant)
-			return fmt.Errorf("router: load tenant: %w", err)
+		if m, seq, live, ok := s.readSnapshot(tenant); ok {
+			s.router.setModel(tenant, m)
+			st.loaded, st.seq, st.snapSeq, st.live = true, seq, seq, live
+		} else if err := s.load(ctx, tenant, st); err != nil {
+			return err
 		}
-		st.loaded, st.seq, st.syncedAt = true, seq, start
 	}
 	if st.syncedAt.After(arrived) {
+		s.snapshot(tenant, st)
 		return nil
 	}
 	start := s.now()
+	reloaded := false
 	for {
 		changes, err := s.feed.Changes(ctx, st.seq, feedPage)
 		if err != nil {
 			return fmt.Errorf("router: read changes: %w", err)
 		}
+		gap := false
 		for _, c := range changes {
-			s.apply(tenant, c)
+			if c.Seq != st.seq+1 && !reloaded {
+				gap = true
+				break
+			}
+			s.apply(tenant, st, c)
 			st.seq = c.Seq
+		}
+		if gap {
+			// Load once from the store; its head is recent, and events
+			// are folded only once they are old.
+			_ = s.removeFile(tenant, nil) // a file left behind is rewritten after the load
+			if err := s.load(ctx, tenant, st); err != nil {
+				return err
+			}
+			reloaded = true
+			continue
 		}
 		if len(changes) < feedPage {
 			st.syncedAt = start
+			s.snapshot(tenant, st)
 			return nil
 		}
 	}
 }
 
+// load fills the tenant's model from one snapshot read of the store.
+func (s *Service) load(ctx context.Context, tenant string, st *tenantState) error {
+	start := s.now()
+	s.router.Drop(tenant)
+	live := 0
+	seq, err := s.feed.EachLive(ctx, func(m *engram.Memory) error {
+		live++
+		s.router.Observe(tenant, m.Category, labelText(m))
+		return nil
+	})
+	if err != nil {
+		s.router.Drop(tenant)
+		st.loaded = false
+		return fmt.Errorf("router: load tenant: %w", err)
+	}
+	st.loaded, st.seq, st.syncedAt, st.live, st.snapSeq = true, seq, start, live, -1
+	return nil
+}
+
+// snapshot writes the tenant's snapshot file in the background when the
+// tenant is big enough to keep one and it has none of this model (loaded
+// from the store) or one many changes old. The bytes are taken under
+// st.mu, so they hold exactly the changes up to st.seq.
+func (s *Service) snapshot(tenant string, st *tenantState) {
+	if s.snapPath(tenant) == "" || st.live < snapshotMinLive {
+		return
+	}
+	if st.snapSeq >= 0 && st.seq-st.snapSeq < max(snapshotMinChanges, int64(st.live/4)) {
+		return
+	}
+	b, seq := s.router.encodeTenant(tenant, st.seq, st.live), st.seq
+	st.snapSeq = seq
+	s.bg.Go(func() {
+		if err := s.writeFile(tenant, st, seq, b); err != nil {
+			s.log.Warn("router snapshot not written; the tenant loads from the store", "tenant", tenant, "err", err)
+		}
+	})
+}
+
+// Close waits for the snapshot files being written.
+func (s *Service) Close() { s.bg.Wait() }
+
+// Forget drops the model of the tenant in ctx and deletes its snapshot
+// file, after the store erased some of its memories (an end user
+// forgotten): neither the model nor the file keeps their words, and the
+// next route loads the tenant from the store.
+func (s *Service) Forget(ctx context.Context) error {
+	tenant := engram.TenantFromContext(ctx)
+	var old *tenantState
+	for {
+		s.mu.Lock()
+		st := s.tenants[tenant]
+		s.mu.Unlock()
+		if st == nil {
+			break
+		}
+		st.mu.Lock()
+		if st.evicted {
+			st.mu.Unlock()
+			continue
+		}
+		s.mu.Lock()
+		st.evicted = true
+		s.router.Drop(tenant)
+		s.lru.Remove(st.elem)
+		delete(s.tenants, tenant)
+		s.mu.Unlock()
+		st.mu.Unlock()
+		old = st
+		break
+	}
+	return s.removeFile(tenant, old)
+}
+
 // apply learns one change: the memory's old label is forgotten and its new
 // one observed, each when live, so a model kept current by changes equals
 // one loaded afresh.
-func (s *Service) apply(tenant string, c *engram.Change) {
+func (s *Service) apply(tenant string, st *tenantState, c *engram.Change) {
 	before, after := c.Before, c.After
+	if live(before) != live(after) {
+		if live(after) {
+			st.live++
+		} else {
+			st.live--
+		}
+	}
 	if live(before) && live(after) && before.Category == after.Category && labelText(before) == labelText(after) {
 		return // feedback, access or metadata: the label is unchanged
 	}

@@ -214,7 +214,7 @@ func (db *DB) insertDerived(ctx context.Context, tx *gorm.DB, tenant string, ms 
 				continue
 			}
 		}
-		m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, m.Quarantined, 1
+		m.ID, m.Valid, m.Archived, m.Version = newMemoryID(now), true, m.Quarantined, 1
 		m.Reward, m.UpCount, m.DownCount, m.NeedsRevision, m.SupersededBy = 0, 0, 0, false, ""
 		m.Stability = db.rules.Scoring.Stability(m.Priority)
 		m.CreatedAt, m.UpdatedAt, m.LastAccessedAt, m.AccessCount, m.ReinforcedAt = now, now, nil, 0, now

@@ -32,7 +32,7 @@ func (db *DB) SeedMemories(ctx context.Context, ms []*engram.Memory) error {
 		if err := engram.CheckUserID(m.UserID); err != nil {
 			return fmt.Errorf("store: seed memories[%d]: %w", i, err)
 		}
-		m.ID, m.Valid, m.Archived, m.Version = newID("mem"), true, false, 1
+		m.ID, m.Valid, m.Archived, m.Version = newMemoryID(now), true, false, 1
 		m.Stability = db.rules.Scoring.Stability(m.Priority)
 		m.CreatedAt, m.UpdatedAt, m.ReinforcedAt = now, now, now
 		rows[i].TenantID = tenant

@@ -23,7 +23,8 @@ type Store interface {
 	FindTenants(ctx context.Context) ([]*engram.Tenant, error)
 }
 
-// Index is the lexical index (index.Index).
+// Index is the lexical index (index.Index), or any cache of a tenant's
+// memories that keeps their words and can drop them (router.Service).
 type Index interface {
 	Forget(ctx context.Context) error
 }
@@ -37,7 +38,10 @@ type Mirror interface {
 
 // Config says where the files are and which parts run; nil parts are off.
 type Config struct {
-	Index       Index
+	Index Index
+	// Router is the routing model, whose counts and snapshot file hold
+	// words of the tenant's memories; it is dropped like the index.
+	Router      Index
 	Mirror      Mirror
 	MirrorDir   string // the mirror's directory, one subdirectory per tenant name
 	Reflections engram.ReflectionService
@@ -79,9 +83,11 @@ func (s *Service) ForgetUser(ctx context.Context, userID string) (*engram.Forget
 		return nil, err
 	}
 	tenantID := engram.TenantFromContext(ctx)
-	if s.cfg.Index != nil {
-		if err := s.cfg.Index.Forget(ctx); err != nil {
-			return nil, err
+	for _, cache := range []Index{s.cfg.Index, s.cfg.Router} {
+		if cache != nil {
+			if err := cache.Forget(ctx); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if s.cfg.ReflectionsDir != "" {

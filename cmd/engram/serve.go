@@ -52,6 +52,7 @@ type Main struct {
 	background sync.WaitGroup     // feed followers
 	stop       context.CancelFunc // ends them
 	index      *index.Index       // its snapshot writers finish before exit
+	router     *router.Service    // so do the router's
 	warmed     chan struct{}      // closed when the preload of big tenants ends
 }
 
@@ -132,9 +133,11 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	}
 	rcfg := router.DefaultConfig()
 	rcfg.Categories = cfg.Memory.Categories
-	routes := router.NewService(router.New(rcfg), db, cfg.Router.MaxTenants)
+	loads := newSharedLoad(db)
+	routes := router.NewService(router.New(rcfg), loads, cfg.Router.MaxTenants).
+		WithSnapshots(filepath.Join(cfg.DataDir, "index"), logger)
 	scorer := learning.NewScorer(scoring, time.Now)
-	lexical := index.New(db, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
+	lexical := index.New(loads, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
 		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore).WithLinks(clearance.Links{LinkService: db, Memories: db})
@@ -162,7 +165,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	if cfg.MirrorOn() {
 		services.Mirror = newMirror(cfg, db, logger)
 	}
-	uc := users.Config{Index: lexical, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
+	uc := users.Config{Index: lexical, Router: routes, Reflections: services.Reflections, ReflectionsDir: rc.Dir}
 	if services.Mirror != nil {
 		uc.Mirror, uc.MirrorDir = mirrorRebuilder{services.Mirror}, cfg.MirrorDir()
 	}
@@ -318,7 +321,7 @@ func (m *Main) Start(ctx context.Context) error {
 		_ = db.Close()
 		return err
 	}
-	m.index = services.Index
+	m.index, m.router = services.Index, services.Router
 	registry := prometheus.NewRegistry()
 	sleepMetrics, err := newSleepMetrics(registry)
 	if err != nil {
@@ -421,6 +424,9 @@ func (m *Main) Close() error {
 	}
 	if m.index != nil {
 		m.index.Close()
+	}
+	if m.router != nil {
+		m.router.Close()
 	}
 	if m.DB != nil {
 		errs = append(errs, m.DB.Close())
