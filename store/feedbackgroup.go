@@ -187,15 +187,37 @@ func (db *DB) lostRace(err error) bool {
 	return errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)
 }
 
-// commitGroup writes batch in one transaction, each feedback in its own
-// savepoint unless it is alone (see feedbackGroups), leaving each
-// member's result or error in it. The error returned is the group's:
-// nothing of it was committed.
+// errMemberFailed ends a group written without savepoints (see
+// commitGroup) when one of its feedbacks failed: nothing of it stands.
+var errMemberFailed = errors.New("store: a feedback of the group failed")
+
+// commitGroup writes batch in one transaction, leaving each member's
+// result or error in it. The error returned is the group's: nothing of it
+// was committed. A group of several is first written without savepoints,
+// as one feedback is (on PostgreSQL each savepoint and its release is a
+// round trip and a subtransaction); should any of its feedbacks fail, that
+// transaction is rolled back and the group written again with each
+// feedback in its own savepoint (see feedbackGroups), where a failure
+// is its feedback's alone.
 func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
+	if len(batch) > 1 {
+		err := db.writeGroup(tenant, batch, false)
+		if !errors.Is(err, errMemberFailed) {
+			return err
+		}
+	}
+	return db.writeGroup(tenant, batch, true)
+}
+
+// writeGroup is one run of commitGroup: with savepoints, each member of
+// a group of several in its own; without, any member's failure is
+// errMemberFailed (a lone member's is its own error).
+func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool) error {
 	for _, m := range batch {
 		m.res, m.err = nil, nil
 	}
 	alone := len(batch) == 1
+	savepoints = savepoints && !alone
 	ctx := context.Background()
 	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := db.claimPending(tx, batch); err != nil {
@@ -218,7 +240,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 			}
 			p := &pendingEvents{}
 			mctx := context.WithValue(context.WithoutCancel(m.ctx), pendingKey{}, p)
-			if !alone {
+			if savepoints {
 				if err := tx.Exec("SAVEPOINT feedback").Error; err != nil {
 					return err
 				}
@@ -235,6 +257,9 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				if alone {
 					return err
 				}
+				if !savepoints {
+					return errMemberFailed
+				}
 				if rerr := tx.Exec("ROLLBACK TO SAVEPOINT feedback").Error; rerr != nil {
 					return rerr
 				}
@@ -245,7 +270,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				g.merge(t.own)
 				writes.merge(t.writes)
 			}
-			if !alone {
+			if savepoints {
 				if err := tx.Exec("RELEASE SAVEPOINT feedback").Error; err != nil {
 					return err
 				}
@@ -277,11 +302,11 @@ func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *
 	}
 	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
 	res, err := m.fn(ctx, t)
-	if err == nil {
-		err = donePending(tx, m)
-	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if m.pending != "" {
+		t.writes.applied = append(t.writes.applied, m.pending)
 	}
 	return res, t, nil
 }

@@ -257,18 +257,19 @@ func (db *DB) claimPending(tx *gorm.DB, batch []*feedbackMember) error {
 	return nil
 }
 
-// donePending deletes a pending feedback's row in the transaction that
-// applied it; errUnclaimed when another applied it first.
-func donePending(tx *gorm.DB, m *feedbackMember) error {
-	if m.pending == "" {
+// deletePending deletes the rows of the pending feedbacks ids, which
+// their group claimed (see claimPending) and applied, in the transaction
+// that writes their feedback rows.
+func deletePending(tx *gorm.DB, ids []string) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	r := tx.Where("id = ?", m.pending).Delete(&pendingRow{})
+	r := tx.Where("id IN ?", ids).Delete(&pendingRow{})
 	if r.Error != nil {
 		return fmt.Errorf("store: pending feedback: %w", r.Error)
 	}
-	if r.RowsAffected == 0 {
-		return errUnclaimed
+	if r.RowsAffected != int64(len(ids)) {
+		return fmt.Errorf("store: pending feedback: %d of %d claimed rows deleted", r.RowsAffected, len(ids))
 	}
 	return nil
 }

@@ -83,10 +83,13 @@ func (t *feedbackTx) FeedbackID() string { return t.id }
 func (t *feedbackTx) Now() time.Time { return t.now }
 
 // FindFeedbackResult implements engram.FeedbackTx.
+// A feedback of the group not yet written (see SaveFeedback) counts too.
 func (t *feedbackTx) FindFeedbackResult(_ context.Context, key string) (*engram.FeedbackResult, error) {
-	var prior []feedbackRow
-	if err := t.tx.Where("tenant_id = ? AND idempotency_key = ?", t.tenant, key).Limit(1).Find(&prior).Error; err != nil {
-		return nil, fmt.Errorf("store: idempotency: %w", err)
+	prior := t.unwritten(key)
+	if len(prior) == 0 {
+		if err := t.tx.Where("tenant_id = ? AND idempotency_key = ?", t.tenant, key).Limit(1).Find(&prior).Error; err != nil {
+			return nil, fmt.Errorf("store: idempotency: %w", err)
+		}
 	}
 	if len(prior) == 0 {
 		return nil, engram.Errorf(engram.ENOTFOUND, "no feedback with idempotency key %q", key)
@@ -410,8 +413,9 @@ func (t *feedbackTx) SupersedeMemories(ctx context.Context, ids []string, by str
 	return nil
 }
 
-// SaveFeedback implements engram.FeedbackTx: the feedback row goes in
-// with its result, in one statement.
+// SaveFeedback implements engram.FeedbackTx: the feedback row, with its
+// result, waits in the feedback's groupWrites, for the group to write
+// the rows of all its feedbacks in one statement (groupWrites.flush).
 func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, res *engram.FeedbackResult) error {
 	stored, err := json.Marshal(res)
 	if err != nil {
@@ -424,9 +428,7 @@ func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, 
 	fb := feedbackRow{ID: t.id, TenantID: t.tenant, UserID: user, InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
 		Thumb: in.Thumb, Rating: in.Rating, Signal: res.Signal, Reason: in.Reason, Correction: in.Correction, Rater: in.Rater,
 		IdempotencyKey: in.IdempotencyKey, Result: string(stored), CreatedAt: t.now}
-	if err := t.tx.Create(&fb).Error; err != nil {
-		return fmt.Errorf("store: save feedback: %w", err)
-	}
+	t.writes.feedbacks = append(t.writes.feedbacks, fb)
 	return nil
 }
 
