@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"sync"
 
 	"gorm.io/gorm"
@@ -62,6 +60,7 @@ type feedbackMember struct {
 	fn       engram.FeedbackFunc // the feedback's workflow
 	claimed  *recallRow          // a recall claimed from the recall writer, to insert
 	recall   *recallRow          // the recall recallID names, when known
+	rater    string              // the rater the workflow names, if known (see groupReads)
 	pending  string              // the pending feedback it applies (its id), if any
 	attempt  int
 
@@ -228,7 +227,7 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 				return err
 			}
 		}
-		g, help, writes := newGroupLearning(), newHelpReads(), newGroupWrites()
+		g, help, writes, reads := newGroupLearning(), newHelpReads(), newGroupWrites(), newGroupReads(batch)
 		var events []eventRow
 		for _, m := range batch {
 			if m.err != nil { // a pending feedback another transaction holds
@@ -245,7 +244,7 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 					return err
 				}
 			}
-			res, t, err := db.applyFeedback(mctx, tx, tenant, m, g, help, writes)
+			res, t, err := db.applyFeedback(mctx, tx, tenant, m, g, help, writes, reads)
 			if err == nil {
 				// A request given up while its feedback was written gets
 				// nothing written. Its statements ran without its context:
@@ -292,15 +291,17 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 // applyFeedback runs one member's workflow in its group's transaction,
 // after the recall it claimed, if any: g is what the group's earlier
 // feedbacks added to helpfulness and reputation, help the helpfulness
-// rows the group has read, writes what the group's credits wrote; what
+// rows the group has read, writes what the group's credits wrote, reads
+// the reputations and credits read once for the group; what
 // this one adds (t.own, t.writes) is returned, for the group to take once
 // it succeeded.
 func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads,
-	writes *groupWrites) (*engram.FeedbackResult, *feedbackTx, error) {
+	writes *groupWrites, reads *groupReads) (*engram.FeedbackResult, *feedbackTx, error) {
 	if err := insertRecall(tx, m.claimed); err != nil {
 		return nil, nil, err
 	}
 	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
+	t.reads = reads
 	res, err := m.fn(ctx, t)
 	if err != nil {
 		return nil, nil, err
@@ -317,23 +318,10 @@ func (db *DB) lockGroupMemories(tx *gorm.DB, batch []*feedbackMember) error {
 	if db.dialect.name() != "postgres" {
 		return nil
 	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, m := range batch {
-		if m.recall == nil || m.recallID == "" {
-			continue
-		}
-		for _, ref := range m.recall.memoryRefs() {
-			if !seen[ref.ID] && !strings.HasPrefix(ref.ID, engram.ReflectionPrefix) {
-				seen[ref.ID] = true
-				ids = append(ids, ref.ID)
-			}
-		}
-	}
+	ids := groupMemoryIDs(batch)
 	if len(ids) == 0 {
 		return nil
 	}
-	sort.Strings(ids)
 	var locked []string
 	if err := db.dialect.forUpdate(tx.Model(&memoryRow{})).Where("id IN ?", ids).Order("id").Pluck("id", &locked).Error; err != nil {
 		return err

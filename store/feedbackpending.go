@@ -202,7 +202,7 @@ func (db *DB) applyPending() (int, error) {
 				return applied, fmt.Errorf("store: pending feedback %s: %w", r.ID, err)
 			}
 			ctx := engram.NewContextWithUser(engram.NewContextWithTenant(context.Background(), tenant), in.UserID)
-			m := &feedbackMember{ctx: ctx, recallID: r.RecallID, fn: db.applier.build(in), pending: r.ID, done: make(chan struct{})}
+			m := &feedbackMember{ctx: ctx, recallID: r.RecallID, rater: in.Rater, fn: db.applier.build(in), pending: r.ID, done: make(chan struct{})}
 			if r.RecallID != "" {
 				m.recall, _ = db.findRecall(db.r, tenant, r.RecallID) // nil: the transaction reads it
 			}

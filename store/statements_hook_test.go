@@ -15,7 +15,7 @@ func (db *DB) CountStatements(fn func()) int64 {
 }
 
 // CountStatementsLike is CountStatements for the statements whose SQL
-// begins with prefix (case aside).
+// begins with prefix (case aside); counts of other prefixes may nest.
 func (db *DB) CountStatementsLike(prefix string, fn func()) int64 {
 	var n atomic.Int64
 	count := func(s *gorm.DB) {
@@ -24,7 +24,7 @@ func (db *DB) CountStatementsLike(prefix string, fn func()) int64 {
 		}
 	}
 	cb := db.w.Callback()
-	const name = "engram:count_statements"
+	name := "engram:count_statements:" + prefix
 	regs := []error{
 		cb.Create().After("gorm:create").Register(name, count),
 		cb.Query().After("gorm:query").Register(name, count),
