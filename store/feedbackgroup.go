@@ -12,8 +12,9 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// maxGroup bounds the feedbacks of one group transaction. Each runs in a
-// savepoint, which on PostgreSQL is a subtransaction; past 64 of them a
+// maxGroup bounds the feedbacks of one group transaction. Written again
+// after a failure (see commitGroup), each runs in a savepoint, which on
+// PostgreSQL is a subtransaction; past 64 of them a
 // transaction's subtransaction ids overflow the shared cache and slow
 // every snapshot on the server.
 const maxGroup = 32
@@ -26,15 +27,15 @@ const maxGroup = 32
 //
 // A member is a feedback's workflow (see RunFeedback); the store runs it
 // with a feedbackTx over the group's transaction and decides nothing of
-// it. In a group each feedback runs in its own savepoint, in arrival order,
-// and sees its predecessors' writes as if they had committed before it:
+// it. In a group each feedback runs in arrival order (in its own
+// savepoint once a member failed, see commitGroup), and sees its predecessors' writes as if they had committed before it:
 // its idempotency key, the rater's cap and the judged memories are read
 // in the shared transaction, and the rows every feedback adds to (the
 // helpfulness rows, the tenant-wide totals among them, and the raters'
 // reputations) are summed in memory (groupLearning), read through that
 // sum, and written once at the group's end, in key order, followed by
 // the group's events under the tenant's feed lock. A feedback that fails
-// is rolled back to its savepoint alone: a client error (ENOTFOUND, …)
+// fails alone: a client error (ENOTFOUND, …)
 // is its answer, while a lost race (the same idempotency key committed by
 // another server, a deadlock victim, a version that moved) is run again
 // in the next group, at most maxAttempts times. Every answer waits for

@@ -18,9 +18,9 @@ import (
 // engram.FeedbackTx it is given; the store keeps its writes atomic.
 //
 // Concurrent feedbacks of a tenant share one transaction (see
-// feedbackGroups), each in its own savepoint: fn may run more than once
-// (a lost race is run again on fresh data) and must keep no state of its
-// own between runs. recallID names the recall the feedback targets
+// feedbackGroups): fn may run more than once (a lost race is run again
+// on fresh data, a group with a failed member written again) and must
+// keep no state of its own between runs. recallID names the recall the feedback targets
 // directly ("" for none): a recall this process still queues is claimed
 // and written in the feedback's transaction, and a known recall is read
 // once, before (see readyRecall). rater names the rater fn will credit
