@@ -228,7 +228,7 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 				return err
 			}
 		}
-		g, help, writes, reads := newGroupLearning(), newHelpReads(), newGroupWrites(), newGroupReads(batch)
+		g, help, writes, reads := newGroupLearning(), newHelpReads(), newGroupWrites(), newGroupReads(batch, db.dialect.name() == "postgres")
 		var events []eventRow
 		for _, m := range batch {
 			if m.err != nil { // a pending feedback another transaction holds

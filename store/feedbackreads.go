@@ -21,16 +21,20 @@ import (
 // from here, with what the group's earlier members added on top (as
 // before: groupLearning, groupWrites.credits).
 //
-// The credits are read for the memories the group's recalls injected,
-// which on PostgreSQL the group locked before its first member ran (see
-// lockGroupMemories): a credit another server commits to one of them
-// commits before the group has its lock, so the read sees it, as a
-// member's own read under its locks did. A member whose memories or
-// window the read does not cover (a vote on another memory, a
-// reflection) reads as before. A lone feedback reads as before.
+// The credits are read on PostgreSQL alone, where each statement is a
+// round trip, for each rater on the memories the recalls of its
+// members injected (pairs: a read of every rater on every memory of the
+// group would cost a group of n feedbacks on n recalls n times the
+// index lookups of its members' own reads), which the group locked
+// before its first member ran (see lockGroupMemories): a credit another
+// server commits to one of them commits before the group has its lock,
+// so the read sees it, as a member's own read under its locks did. A
+// member whose memories or window the read does not cover (a vote on
+// another memory, a reflection), and every member on SQLite, counts for
+// itself, as a lone feedback does.
 type groupReads struct {
-	raters []string        // the raters the group's members name, sorted
-	ids    map[string]bool // the memories whose credits are read
+	raters []string                   // the raters the group's members name, sorted
+	pairs  map[string]map[string]bool // rater → the memories its credits are read on (PostgreSQL)
 
 	reps     map[string]reputationRow // as read, by rater; none: no row
 	readReps bool
@@ -47,21 +51,33 @@ type creditSeen struct {
 }
 
 // newGroupReads returns the reads of a group of several members; nil
-// for a lone one, which reads for itself.
-func newGroupReads(batch []*feedbackMember) *groupReads {
+// for a lone one, which reads for itself. credits: read the raters'
+// credits for the group too (see groupReads).
+func newGroupReads(batch []*feedbackMember, credits bool) *groupReads {
 	if len(batch) < 2 {
 		return nil
 	}
-	r := &groupReads{ids: map[string]bool{}}
+	r := &groupReads{pairs: map[string]map[string]bool{}}
 	for _, m := range batch {
-		if m.rater != "" && !slices.Contains(r.raters, m.rater) {
+		if m.rater == "" {
+			continue
+		}
+		if !slices.Contains(r.raters, m.rater) {
 			r.raters = append(r.raters, m.rater)
+		}
+		if !credits || m.recall == nil || m.recallID == "" {
+			continue
+		}
+		ids := r.pairs[m.rater]
+		if ids == nil {
+			ids = map[string]bool{}
+			r.pairs[m.rater] = ids
+		}
+		for _, id := range groupMemoryIDs([]*feedbackMember{m}) {
+			ids[id] = true
 		}
 	}
 	sort.Strings(r.raters)
-	for _, id := range groupMemoryIDs(batch) {
-		r.ids[id] = true
-	}
 	return r
 }
 
@@ -107,38 +123,25 @@ func (r *groupReads) reputation(tx *gorm.DB, tenant, rater string) (reputationRo
 
 // countCredits counts, by memory of ids, rater's applied credits after
 // since as the group read them, and whether r covers the question: the
-// rater, every memory, and a window that starts no earlier than the one
-// read (the members' clocks move on; the first asks first).
+// rater on every memory of ids, in a window that starts no earlier than
+// the one read (the members' clocks move on; the first asks first).
 func (r *groupReads) countCredits(tx *gorm.DB, tenant, rater string, ids []string, since time.Time) (map[string]int64, bool, error) {
-	if r == nil || !slices.Contains(r.raters, rater) {
+	if r == nil {
+		return nil, false, nil
+	}
+	covered := r.pairs[rater]
+	if covered == nil {
 		return nil, false, nil
 	}
 	for _, id := range ids {
-		if !r.ids[id] {
+		if !covered[id] {
 			return nil, false, nil
 		}
 	}
 	if !r.readCredits {
-		all := make([]string, 0, len(r.ids))
-		for id := range r.ids {
-			all = append(all, id)
+		if err := r.readPairs(tx, tenant, since); err != nil {
+			return nil, false, err
 		}
-		sort.Strings(all)
-		var rows []struct {
-			Rater     string
-			MemoryID  string
-			CreatedAt time.Time
-		}
-		if err := tx.Raw(`SELECT rater, memory_id, created_at FROM feedback_credits
-			WHERE tenant_id = ? AND memory_id IN ? AND rater IN ? AND applied AND created_at > ?`,
-			tenant, all, r.raters, since).Scan(&rows).Error; err != nil {
-			return nil, false, fmt.Errorf("store: rater credits: %w", err)
-		}
-		r.credits = map[string][]creditSeen{}
-		for _, row := range rows {
-			r.credits[row.Rater] = append(r.credits[row.Rater], creditSeen{memoryID: row.MemoryID, at: row.CreatedAt})
-		}
-		r.since, r.readCredits = since, true
 	}
 	if since.Before(r.since) {
 		return nil, false, nil
@@ -154,4 +157,41 @@ func (r *groupReads) countCredits(tx *gorm.DB, tenant, rater string, ids []strin
 		}
 	}
 	return used, true, nil
+}
+
+// readCreditsSQL reads the applied credits after $4 of each (rater,
+// memory) pair of $1 and $2 (PostgreSQL): an index lookup a pair.
+const readCreditsSQL = `SELECT c.rater, c.memory_id, c.created_at FROM feedback_credits c
+JOIN unnest($1::text[], $2::text[]) AS p(rater, memory_id) ON c.rater = p.rater AND c.memory_id = p.memory_id
+WHERE c.tenant_id = $3 AND c.applied AND c.created_at > $4`
+
+// readPairs reads the credits of r's pairs after since, in one statement.
+func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) error {
+	var raters, ids []string
+	for _, rater := range r.raters {
+		for id := range r.pairs[rater] {
+			raters, ids = append(raters, rater), append(ids, id)
+		}
+	}
+	// Through the connection itself: gorm would spread the slices into
+	// lists of parameters; the driver sends them as arrays.
+	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, readCreditsSQL, raters, ids, tenant, since)
+	if err != nil {
+		return fmt.Errorf("store: rater credits: %w", err)
+	}
+	defer rows.Close()
+	r.credits = map[string][]creditSeen{}
+	for rows.Next() {
+		var rater string
+		var c creditSeen
+		if err := rows.Scan(&rater, &c.memoryID, &c.at); err != nil {
+			return fmt.Errorf("store: rater credits: %w", err)
+		}
+		r.credits[rater] = append(r.credits[rater], c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: rater credits: %w", err)
+	}
+	r.since, r.readCredits = since, true
+	return nil
 }
