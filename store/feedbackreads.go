@@ -160,10 +160,12 @@ func (r *groupReads) countCredits(tx *gorm.DB, tenant, rater string, ids []strin
 }
 
 // readCreditsSQL reads the applied credits after $4 of each (rater,
-// memory) pair of $1 and $2 (PostgreSQL): an index lookup a pair.
-const readCreditsSQL = `SELECT c.rater, c.memory_id, c.created_at FROM feedback_credits c
-JOIN unnest($1::text[], $2::text[]) AS p(rater, memory_id) ON c.rater = p.rater AND c.memory_id = p.memory_id
-WHERE c.tenant_id = $3 AND c.applied AND c.created_at > $4`
+// memory) pair of $1 and $2 (PostgreSQL): an index lookup a pair, which
+// LATERAL keeps the planner to (joined as a set, the pairs were matched
+// against a scan of the tenant's credits in the window).
+const readCreditsSQL = `SELECT p.rater, c.memory_id, c.created_at FROM unnest($1::text[], $2::text[]) AS p(rater, memory_id)
+CROSS JOIN LATERAL (SELECT memory_id, created_at FROM feedback_credits
+	WHERE tenant_id = $3 AND memory_id = p.memory_id AND rater = p.rater AND applied AND created_at > $4) c`
 
 // readPairs reads the credits of r's pairs after since, in one statement.
 func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) error {
