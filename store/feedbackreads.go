@@ -159,13 +159,15 @@ func (r *groupReads) countCredits(tx *gorm.DB, tenant, rater string, ids []strin
 	return used, true, nil
 }
 
-// readCreditsSQL reads the applied credits after $4 of each (rater,
-// memory) pair of $1 and $2 (PostgreSQL): an index lookup a pair, which
-// LATERAL keeps the planner to (joined as a set, the pairs were matched
-// against a scan of the tenant's credits in the window).
+// readCreditsSQL reads the applied credits of each (rater, memory) pair
+// of $1 and $2 (PostgreSQL), an index lookup a pair, which LATERAL keeps
+// the planner to; the window is applied as they are read. (Joined as a
+// set, or with the window in the statement, the planner matched the
+// pairs against a scan of the tenant's credits in the window, which
+// grows with every feedback.)
 const readCreditsSQL = `SELECT p.rater, c.memory_id, c.created_at FROM unnest($1::text[], $2::text[]) AS p(rater, memory_id)
 CROSS JOIN LATERAL (SELECT memory_id, created_at FROM feedback_credits
-	WHERE tenant_id = $3 AND memory_id = p.memory_id AND rater = p.rater AND applied AND created_at > $4) c`
+	WHERE tenant_id = $3 AND memory_id = p.memory_id AND rater = p.rater AND applied) c`
 
 // readPairs reads the credits of r's pairs after since, in one statement.
 func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) error {
@@ -177,7 +179,7 @@ func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) erro
 	}
 	// Through the connection itself: gorm would spread the slices into
 	// lists of parameters; the driver sends them as arrays.
-	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, readCreditsSQL, raters, ids, tenant, since)
+	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, readCreditsSQL, raters, ids, tenant)
 	if err != nil {
 		return fmt.Errorf("store: rater credits: %w", err)
 	}
@@ -189,7 +191,9 @@ func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) erro
 		if err := rows.Scan(&rater, &c.memoryID, &c.at); err != nil {
 			return fmt.Errorf("store: rater credits: %w", err)
 		}
-		r.credits[rater] = append(r.credits[rater], c)
+		if c.at.After(since) {
+			r.credits[rater] = append(r.credits[rater], c)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: rater credits: %w", err)
