@@ -15,10 +15,12 @@ import (
 // through the transaction-level steps of engram.FeedbackTx; the store
 // keeps them atomic, and may run the workflow again after a lost race.
 // recallID is the recall the feedback names directly, if any, which the
-// store makes ready first (a recall still queued for writing, say).
+// store makes ready first (a recall still queued for writing, say);
+// rater is the rater the workflow credits as, for the store to read what
+// it holds of that rater once for a group of feedbacks.
 type FeedbackStore interface {
 	CreateInteraction(ctx context.Context, in *engram.Interaction) (*engram.Interaction, error)
-	RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error)
+	RunFeedback(ctx context.Context, recallID, rater string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error)
 	// QueueFeedback runs plan in a write transaction of the tenant in ctx
 	// and, unless plan found the feedback already applied, commits in it
 	// the pending feedback (in, as validated) before it returns; a
@@ -109,7 +111,7 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, in engram.FeedbackInput) 
 	if err != nil {
 		return nil, err
 	}
-	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, f.workflow(in))
+	res, err := f.FeedbackStore.RunFeedback(ctx, in.RecallID, in.Rater, f.workflow(in))
 	if err != nil {
 		return nil, err
 	}

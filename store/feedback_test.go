@@ -78,8 +78,8 @@ type captured struct {
 	got store.GroupFeedback
 }
 
-func (c *captured) RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error) {
-	c.got = store.GroupFeedback{Ctx: ctx, RecallID: recallID, Fn: fn}
+func (c *captured) RunFeedback(ctx context.Context, recallID, rater string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error) {
+	c.got = store.GroupFeedback{Ctx: ctx, RecallID: recallID, Rater: rater, Fn: fn}
 	return &engram.FeedbackResult{}, nil
 }
 
@@ -102,7 +102,7 @@ func (f *fbFixture) workflow(t *testing.T, ctx context.Context, in engram.Feedba
 
 // run runs g as the store runs a feedback's workflow.
 func (f *fbFixture) run(g store.GroupFeedback) (*engram.FeedbackResult, error) {
-	return f.db.RunFeedback(g.Ctx, g.RecallID, g.Fn)
+	return f.db.RunFeedback(g.Ctx, g.RecallID, g.Rater, g.Fn)
 }
 
 // tenant returns a context acting for tenant name through API key "k_test".

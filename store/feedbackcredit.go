@@ -161,3 +161,23 @@ func findCredited(q *gorm.DB) ([]memoryRow, error) {
 	}
 	return out, rows.Err()
 }
+
+// insertFeedbacks writes a group's feedback rows in one statement
+// (PostgreSQL) or one prepared statement (SQLite, see execEach), in
+// order.
+func (db *DB) insertFeedbacks(tx *gorm.DB, rows []feedbackRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if db.dialect.name() != "sqlite" {
+		return tx.CreateInBatches(rows, 500).Error
+	}
+	args := make([][]any, len(rows))
+	for i, r := range rows {
+		args[i] = []any{r.ID, r.TenantID, r.UserID, r.InteractionID, r.RecallID, r.MemoryID, r.Thumb, r.Rating, r.Signal, r.Reason,
+			r.Correction, r.Rater, r.IdempotencyKey, r.Result, r.CreatedAt}
+	}
+	_, err := execEach(tx, `INSERT INTO feedback (id, tenant_id, user_id, interaction_id, recall_id, memory_id, thumb, rating, signal,
+		reason, correction, rater, idempotency_key, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args)
+	return err
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
-	"strings"
 	"sync"
 
 	"gorm.io/gorm"
@@ -14,8 +12,9 @@ import (
 	"github.com/engram-memory/engram"
 )
 
-// maxGroup bounds the feedbacks of one group transaction. Each runs in a
-// savepoint, which on PostgreSQL is a subtransaction; past 64 of them a
+// maxGroup bounds the feedbacks of one group transaction. Written again
+// after a failure (see commitGroup), each runs in a savepoint, which on
+// PostgreSQL is a subtransaction; past 64 of them a
 // transaction's subtransaction ids overflow the shared cache and slow
 // every snapshot on the server.
 const maxGroup = 32
@@ -28,15 +27,15 @@ const maxGroup = 32
 //
 // A member is a feedback's workflow (see RunFeedback); the store runs it
 // with a feedbackTx over the group's transaction and decides nothing of
-// it. In a group each feedback runs in its own savepoint, in arrival order,
-// and sees its predecessors' writes as if they had committed before it:
+// it. In a group each feedback runs in arrival order (in its own
+// savepoint once a member failed, see commitGroup), and sees its predecessors' writes as if they had committed before it:
 // its idempotency key, the rater's cap and the judged memories are read
 // in the shared transaction, and the rows every feedback adds to (the
 // helpfulness rows, the tenant-wide totals among them, and the raters'
 // reputations) are summed in memory (groupLearning), read through that
 // sum, and written once at the group's end, in key order, followed by
 // the group's events under the tenant's feed lock. A feedback that fails
-// is rolled back to its savepoint alone: a client error (ENOTFOUND, …)
+// fails alone: a client error (ENOTFOUND, …)
 // is its answer, while a lost race (the same idempotency key committed by
 // another server, a deadlock victim, a version that moved) is run again
 // in the next group, at most maxAttempts times. Every answer waits for
@@ -62,6 +61,7 @@ type feedbackMember struct {
 	fn       engram.FeedbackFunc // the feedback's workflow
 	claimed  *recallRow          // a recall claimed from the recall writer, to insert
 	recall   *recallRow          // the recall recallID names, when known
+	rater    string              // the rater the workflow names, if known (see groupReads)
 	pending  string              // the pending feedback it applies (its id), if any
 	attempt  int
 
@@ -187,15 +187,37 @@ func (db *DB) lostRace(err error) bool {
 	return errors.Is(err, errRetry) || db.dialect.isUniqueViolation(err) || db.dialect.isTransient(err)
 }
 
-// commitGroup writes batch in one transaction, each feedback in its own
-// savepoint unless it is alone (see feedbackGroups), leaving each
-// member's result or error in it. The error returned is the group's:
-// nothing of it was committed.
+// errMemberFailed ends a group written without savepoints (see
+// commitGroup) when one of its feedbacks failed: nothing of it stands.
+var errMemberFailed = errors.New("store: a feedback of the group failed")
+
+// commitGroup writes batch in one transaction, leaving each member's
+// result or error in it. The error returned is the group's: nothing of it
+// was committed. A group of several is first written without savepoints,
+// as one feedback is (on PostgreSQL each savepoint and its release is a
+// round trip and a subtransaction); should any of its feedbacks fail, that
+// transaction is rolled back and the group written again with each
+// feedback in its own savepoint (see feedbackGroups), where a failure
+// is its feedback's alone.
 func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
+	if len(batch) > 1 {
+		err := db.writeGroup(tenant, batch, false)
+		if !errors.Is(err, errMemberFailed) {
+			return err
+		}
+	}
+	return db.writeGroup(tenant, batch, true)
+}
+
+// writeGroup is one run of commitGroup: with savepoints, each member of
+// a group of several in its own; without, any member's failure is
+// errMemberFailed (a lone member's is its own error).
+func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool) error {
 	for _, m := range batch {
 		m.res, m.err = nil, nil
 	}
 	alone := len(batch) == 1
+	savepoints = savepoints && !alone
 	ctx := context.Background()
 	return db.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := db.claimPending(tx, batch); err != nil {
@@ -206,7 +228,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				return err
 			}
 		}
-		g, help, writes := newGroupLearning(), newHelpReads(), newGroupWrites()
+		g, help, writes, reads := newGroupLearning(), newHelpReads(), newGroupWrites(), newGroupReads(batch, db.dialect.name() == "postgres")
 		var events []eventRow
 		for _, m := range batch {
 			if m.err != nil { // a pending feedback another transaction holds
@@ -218,12 +240,12 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 			}
 			p := &pendingEvents{}
 			mctx := context.WithValue(context.WithoutCancel(m.ctx), pendingKey{}, p)
-			if !alone {
+			if savepoints {
 				if err := tx.Exec("SAVEPOINT feedback").Error; err != nil {
 					return err
 				}
 			}
-			res, t, err := db.applyFeedback(mctx, tx, tenant, m, g, help, writes)
+			res, t, err := db.applyFeedback(mctx, tx, tenant, m, g, help, writes, reads)
 			if err == nil {
 				// A request given up while its feedback was written gets
 				// nothing written. Its statements ran without its context:
@@ -235,6 +257,9 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				if alone {
 					return err
 				}
+				if !savepoints {
+					return errMemberFailed
+				}
 				if rerr := tx.Exec("ROLLBACK TO SAVEPOINT feedback").Error; rerr != nil {
 					return rerr
 				}
@@ -245,7 +270,7 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 				g.merge(t.own)
 				writes.merge(t.writes)
 			}
-			if !alone {
+			if savepoints {
 				if err := tx.Exec("RELEASE SAVEPOINT feedback").Error; err != nil {
 					return err
 				}
@@ -267,21 +292,23 @@ func (db *DB) commitGroup(tenant string, batch []*feedbackMember) error {
 // applyFeedback runs one member's workflow in its group's transaction,
 // after the recall it claimed, if any: g is what the group's earlier
 // feedbacks added to helpfulness and reputation, help the helpfulness
-// rows the group has read, writes what the group's credits wrote; what
+// rows the group has read, writes what the group's credits wrote, reads
+// the reputations and credits read once for the group; what
 // this one adds (t.own, t.writes) is returned, for the group to take once
 // it succeeded.
 func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads,
-	writes *groupWrites) (*engram.FeedbackResult, *feedbackTx, error) {
+	writes *groupWrites, reads *groupReads) (*engram.FeedbackResult, *feedbackTx, error) {
 	if err := insertRecall(tx, m.claimed); err != nil {
 		return nil, nil, err
 	}
 	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
+	t.reads = reads
 	res, err := m.fn(ctx, t)
-	if err == nil {
-		err = donePending(tx, m)
-	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if m.pending != "" {
+		t.writes.applied = append(t.writes.applied, m.pending)
 	}
 	return res, t, nil
 }
@@ -292,23 +319,10 @@ func (db *DB) lockGroupMemories(tx *gorm.DB, batch []*feedbackMember) error {
 	if db.dialect.name() != "postgres" {
 		return nil
 	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, m := range batch {
-		if m.recall == nil || m.recallID == "" {
-			continue
-		}
-		for _, ref := range m.recall.memoryRefs() {
-			if !seen[ref.ID] && !strings.HasPrefix(ref.ID, engram.ReflectionPrefix) {
-				seen[ref.ID] = true
-				ids = append(ids, ref.ID)
-			}
-		}
-	}
+	ids := groupMemoryIDs(batch)
 	if len(ids) == 0 {
 		return nil
 	}
-	sort.Strings(ids)
 	var locked []string
 	if err := db.dialect.forUpdate(tx.Model(&memoryRow{})).Where("id IN ?", ids).Order("id").Pluck("id", &locked).Error; err != nil {
 		return err

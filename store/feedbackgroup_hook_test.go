@@ -7,10 +7,12 @@ import (
 )
 
 // GroupFeedback is one feedback of SubmitFeedbackGroup: its context, the
-// recall it names (RunFeedback's recallID) and its workflow.
+// recall it names and its rater (RunFeedback's recallID and rater) and
+// its workflow.
 type GroupFeedback struct {
 	Ctx      context.Context
 	RecallID string
+	Rater    string
 	Fn       engram.FeedbackFunc
 }
 
@@ -33,7 +35,7 @@ func (db *DB) SubmitFeedbackGroup(fbs []GroupFeedback) ([]*engram.FeedbackResult
 		if err != nil {
 			errs[i] = err
 		}
-		batch[i] = &feedbackMember{ctx: fb.Ctx, recallID: fb.RecallID, fn: fb.Fn, claimed: claimed, recall: rec, done: make(chan struct{})}
+		batch[i] = &feedbackMember{ctx: fb.Ctx, recallID: fb.RecallID, rater: fb.Rater, fn: fb.Fn, claimed: claimed, recall: rec, done: make(chan struct{})}
 	}
 	for retry := db.feedbacks.commit(tenant, batch); len(retry) > 0; {
 		retry = db.feedbacks.commit(tenant, retry)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -195,6 +196,10 @@ func (db *DB) applyPending() (int, error) {
 		if err := db.r.Where("tenant_id = ?", tenant).Order("seq").Limit(maxGroup).Find(&rows).Error; err != nil {
 			return applied, err
 		}
+		recalls, err := db.findRecalls(tenant, rows)
+		if err != nil {
+			return applied, err
+		}
 		batch := make([]*feedbackMember, 0, len(rows))
 		for _, r := range rows {
 			var in engram.FeedbackInput
@@ -202,10 +207,8 @@ func (db *DB) applyPending() (int, error) {
 				return applied, fmt.Errorf("store: pending feedback %s: %w", r.ID, err)
 			}
 			ctx := engram.NewContextWithUser(engram.NewContextWithTenant(context.Background(), tenant), in.UserID)
-			m := &feedbackMember{ctx: ctx, recallID: r.RecallID, fn: db.applier.build(in), pending: r.ID, done: make(chan struct{})}
-			if r.RecallID != "" {
-				m.recall, _ = db.findRecall(db.r, tenant, r.RecallID) // nil: the transaction reads it
-			}
+			m := &feedbackMember{ctx: ctx, recallID: r.RecallID, rater: in.Rater, fn: db.applier.build(in), pending: r.ID, done: make(chan struct{})}
+			m.recall = recalls[r.RecallID] // nil: the transaction reads it
 			batch = append(batch, m)
 		}
 		db.feedbacks.commit(tenant, batch)
@@ -225,6 +228,29 @@ func (db *DB) applyPending() (int, error) {
 		}
 	}
 	return applied, nil
+}
+
+// findRecalls reads, in one statement, the recalls the pending rows
+// name, by id; a recall named by several rows is read once.
+func (db *DB) findRecalls(tenant string, rows []pendingRow) (map[string]*recallRow, error) {
+	var ids []string
+	for _, r := range rows {
+		if r.RecallID != "" && !slices.Contains(ids, r.RecallID) {
+			ids = append(ids, r.RecallID)
+		}
+	}
+	out := make(map[string]*recallRow, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var recs []recallRow
+	if err := db.r.Where("tenant_id = ? AND id IN ?", tenant, ids).Find(&recs).Error; err != nil {
+		return nil, fmt.Errorf("store: find recalls: %w", err)
+	}
+	for i := range recs {
+		out[recs[i].ID] = &recs[i]
+	}
+	return out, nil
 }
 
 // claimPending locks the pending rows of a group of pending feedback
@@ -257,18 +283,19 @@ func (db *DB) claimPending(tx *gorm.DB, batch []*feedbackMember) error {
 	return nil
 }
 
-// donePending deletes a pending feedback's row in the transaction that
-// applied it; errUnclaimed when another applied it first.
-func donePending(tx *gorm.DB, m *feedbackMember) error {
-	if m.pending == "" {
+// deletePending deletes the rows of the pending feedbacks ids, which
+// their group claimed (see claimPending) and applied, in the transaction
+// that writes their feedback rows.
+func deletePending(tx *gorm.DB, ids []string) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	r := tx.Where("id = ?", m.pending).Delete(&pendingRow{})
+	r := tx.Where("id IN ?", ids).Delete(&pendingRow{})
 	if r.Error != nil {
 		return fmt.Errorf("store: pending feedback: %w", r.Error)
 	}
-	if r.RowsAffected == 0 {
-		return errUnclaimed
+	if r.RowsAffected != int64(len(ids)) {
+		return fmt.Errorf("store: pending feedback: %d of %d claimed rows deleted", r.RowsAffected, len(ids))
 	}
 	return nil
 }

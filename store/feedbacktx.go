@@ -18,14 +18,16 @@ import (
 // engram.FeedbackTx it is given; the store keeps its writes atomic.
 //
 // Concurrent feedbacks of a tenant share one transaction (see
-// feedbackGroups), each in its own savepoint: fn may run more than once
-// (a lost race is run again on fresh data) and must keep no state of its
-// own between runs. recallID names the recall the feedback targets
+// feedbackGroups): fn may run more than once (a lost race is run again
+// on fresh data, a group with a failed member written again) and must
+// keep no state of its own between runs. recallID names the recall the feedback targets
 // directly ("" for none): a recall this process still queues is claimed
 // and written in the feedback's transaction, and a known recall is read
-// once, before (see readyRecall). ENOTFOUND for a recall outside the
-// tenant; fn's errors are its own.
-func (db *DB) RunFeedback(ctx context.Context, recallID string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error) {
+// once, before (see readyRecall). rater names the rater fn will credit
+// as ("" when not known), for its group to read that rater's reputation
+// and credits once with the others' (see groupReads). ENOTFOUND for a
+// recall outside the tenant; fn's errors are its own.
+func (db *DB) RunFeedback(ctx context.Context, recallID, rater string, fn engram.FeedbackFunc) (*engram.FeedbackResult, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +39,7 @@ func (db *DB) RunFeedback(ctx context.Context, recallID string, fn engram.Feedba
 	if rec != nil {
 		rec.items()
 	}
-	m := &feedbackMember{ctx: ctx, recallID: recallID, fn: fn, claimed: claimed, recall: rec, done: make(chan struct{})}
+	m := &feedbackMember{ctx: ctx, recallID: recallID, rater: rater, fn: fn, claimed: claimed, recall: rec, done: make(chan struct{})}
 	db.feedbacks.submit(tenant, m)
 	return m.res, m.err
 }
@@ -60,6 +62,7 @@ type feedbackTx struct {
 	shared   *groupWrites   // what the group's earlier feedbacks wrote
 	writes   *groupWrites   // what this feedback writes
 	own      *groupLearning // what this feedback adds
+	reads    *groupReads    // what the group reads once for its members (nil: none)
 
 	answers     map[string]int64 // interaction seq, by id
 	reflections map[string]int64 // reflection seq, by id
@@ -83,10 +86,13 @@ func (t *feedbackTx) FeedbackID() string { return t.id }
 func (t *feedbackTx) Now() time.Time { return t.now }
 
 // FindFeedbackResult implements engram.FeedbackTx.
+// A feedback of the group not yet written (see SaveFeedback) counts too.
 func (t *feedbackTx) FindFeedbackResult(_ context.Context, key string) (*engram.FeedbackResult, error) {
-	var prior []feedbackRow
-	if err := t.tx.Where("tenant_id = ? AND idempotency_key = ?", t.tenant, key).Limit(1).Find(&prior).Error; err != nil {
-		return nil, fmt.Errorf("store: idempotency: %w", err)
+	prior := t.unwritten(key)
+	if len(prior) == 0 {
+		if err := t.tx.Where("tenant_id = ? AND idempotency_key = ?", t.tenant, key).Limit(1).Find(&prior).Error; err != nil {
+			return nil, fmt.Errorf("store: idempotency: %w", err)
+		}
 	}
 	if len(prior) == 0 {
 		return nil, engram.Errorf(engram.ENOTFOUND, "no feedback with idempotency key %q", key)
@@ -186,10 +192,19 @@ func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Me
 	return out, nil
 }
 
-// CountCredits implements engram.FeedbackTx in one statement. Counted
-// after LockMemories, under the memories' row locks, concurrent votes of
-// one rater see each other and the cap holds.
+// CountCredits implements engram.FeedbackTx in one statement, or from
+// the group's one read (groupReads). Counted after LockMemories, under
+// the memories' row locks, concurrent votes of one rater see each other
+// and the cap holds.
 func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string, since time.Time) (map[string]int64, error) {
+	used, ok, err := t.reads.countCredits(t.tx, t.tenant, rater, ids, since)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		t.pendingCredits(rater, ids, since, used)
+		return used, nil
+	}
 	var counts []struct {
 		MemoryID string
 		N        int64
@@ -199,7 +214,7 @@ func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string,
 		t.tenant, ids, rater, since).Scan(&counts).Error; err != nil {
 		return nil, fmt.Errorf("store: rater credits: %w", err)
 	}
-	used := make(map[string]int64, len(counts))
+	used = make(map[string]int64, len(counts))
 	for _, c := range counts {
 		used[c.MemoryID] = c.N
 	}
@@ -233,16 +248,23 @@ func (t *feedbackTx) WriteCredits(ctx context.Context, w engram.CreditWrite) err
 }
 
 // FindReputation implements engram.FeedbackTx, with what the group's
-// earlier feedbacks add to it.
+// earlier feedbacks add to it; read once for the group (groupReads) when
+// the feedback named its rater.
 func (t *feedbackTx) FindReputation(_ context.Context, rater string) (engram.Reputation, error) {
-	var reps []reputationRow
-	if err := t.tx.Where("tenant_id = ? AND rater = ?", t.tenant, rater).Limit(1).Find(&reps).Error; err != nil {
-		return engram.Reputation{}, fmt.Errorf("store: rater reputation: %w", err)
+	row, ok, err := t.reads.reputation(t.tx, t.tenant, rater)
+	if err != nil {
+		return engram.Reputation{}, err
 	}
-	var rep engram.Reputation
-	if len(reps) == 1 {
-		rep = engram.Reputation{Agree: reps[0].Agree, Disagree: reps[0].Disagree, Votes: reps[0].Votes}
+	if !ok {
+		var reps []reputationRow
+		if err := t.tx.Where("tenant_id = ? AND rater = ?", t.tenant, rater).Limit(1).Find(&reps).Error; err != nil {
+			return engram.Reputation{}, fmt.Errorf("store: rater reputation: %w", err)
+		}
+		if len(reps) == 1 {
+			row = reps[0]
+		}
 	}
+	rep := engram.Reputation{Agree: row.Agree, Disagree: row.Disagree, Votes: row.Votes}
 	if d := t.group.reps[rater]; d != nil {
 		rep.Agree, rep.Disagree, rep.Votes = rep.Agree+d.Agree, rep.Disagree+d.Disagree, rep.Votes+d.Votes
 	}
@@ -410,8 +432,9 @@ func (t *feedbackTx) SupersedeMemories(ctx context.Context, ids []string, by str
 	return nil
 }
 
-// SaveFeedback implements engram.FeedbackTx: the feedback row goes in
-// with its result, in one statement.
+// SaveFeedback implements engram.FeedbackTx: the feedback row, with its
+// result, waits in the feedback's groupWrites, for the group to write
+// the rows of all its feedbacks in one statement (groupWrites.flush).
 func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, res *engram.FeedbackResult) error {
 	stored, err := json.Marshal(res)
 	if err != nil {
@@ -424,9 +447,7 @@ func (t *feedbackTx) SaveFeedback(ctx context.Context, in engram.FeedbackInput, 
 	fb := feedbackRow{ID: t.id, TenantID: t.tenant, UserID: user, InteractionID: in.InteractionID, RecallID: in.RecallID, MemoryID: in.MemoryID,
 		Thumb: in.Thumb, Rating: in.Rating, Signal: res.Signal, Reason: in.Reason, Correction: in.Correction, Rater: in.Rater,
 		IdempotencyKey: in.IdempotencyKey, Result: string(stored), CreatedAt: t.now}
-	if err := t.tx.Create(&fb).Error; err != nil {
-		return fmt.Errorf("store: save feedback: %w", err)
-	}
+	t.writes.feedbacks = append(t.writes.feedbacks, fb)
 	return nil
 }
 

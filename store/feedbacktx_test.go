@@ -39,7 +39,7 @@ func TestRunFeedbackWritesWhatTheWorkflowSays(t *testing.T) {
 				Credited: []engram.CreditedMemory{{ID: m.ID, Version: mems[0].Version, Confidence: mems[0].Confidence, Capped: true}}}
 			return res, tx.SaveFeedback(ctx, in, res)
 		}
-		res, err := f.db.RunFeedback(f.ctx, "", fn)
+		res, err := f.db.RunFeedback(f.ctx, "", "", fn)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,9 +22,11 @@ import (
 // once the feedback succeeded (merge): one rolled back to its savepoint
 // leaves nothing in the group's.
 type groupWrites struct {
-	mems    map[string]*pendingMemory // the memory as last left, by id
-	dropped map[string]bool           // own only: written past the cache (see drop)
-	credits []creditRow
+	mems      map[string]*pendingMemory // the memory as last left, by id
+	dropped   map[string]bool           // own only: written past the cache (see drop)
+	credits   []creditRow
+	feedbacks []feedbackRow // the feedback rows, in the members' order
+	applied   []string      // the pending feedbacks applied (their rows to delete)
 }
 
 // pendingMemory is one memory of a groupWrites: seq names its row; m is
@@ -62,12 +64,21 @@ func (g *groupWrites) merge(own *groupWrites) {
 		g.mems[id] = p
 	}
 	g.credits = append(g.credits, own.credits...)
+	g.feedbacks = append(g.feedbacks, own.feedbacks...)
+	g.applied = append(g.applied, own.applied...)
 }
 
-// flush writes what the group did: each dirty memory once, in id order,
-// from its base version to its last (see updateCredited); then the
-// credits.
+// flush writes what the group did: its feedback rows and the deletion
+// of the pending rows it applied (a statement each), each dirty memory
+// once, in id order, from its base version to its last (see
+// updateCredited); then the credits.
 func (g *groupWrites) flush(db *DB, tx *gorm.DB) error {
+	if err := db.insertFeedbacks(tx, g.feedbacks); err != nil {
+		return fmt.Errorf("store: save feedback: %w", err)
+	}
+	if err := deletePending(tx, g.applied); err != nil {
+		return err
+	}
 	if err := db.updateCredited(tx, g.dirty(nil)); err != nil {
 		return err
 	}
@@ -160,4 +171,17 @@ func (t *feedbackTx) withLearned(m *engram.Memory) *engram.Memory {
 	m.Confidence, m.Reward, m.UpCount, m.DownCount, m.Stability = l.Confidence, l.Reward, l.UpCount, l.DownCount, l.Stability
 	m.NeedsRevision, m.ReinforcedAt, m.Learned, m.UpdatedAt, m.Version = l.NeedsRevision, l.ReinforcedAt, l.Learned, l.UpdatedAt, l.Version
 	return m
+}
+
+// unwritten returns the feedback row of the group, or of the feedback
+// itself, that holds the idempotency key, if any, as a list of one.
+func (t *feedbackTx) unwritten(key string) []feedbackRow {
+	for _, rows := range [][]feedbackRow{t.writes.feedbacks, t.shared.feedbacks} {
+		for _, r := range rows {
+			if r.IdempotencyKey == key {
+				return []feedbackRow{r}
+			}
+		}
+	}
+	return nil
 }

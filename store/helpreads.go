@@ -14,14 +14,41 @@ import (
 // feedbacks reads it from here, with what its predecessors added (the
 // group's pending sums) on top, instead of reading it again. A nil
 // *helpReads reads every time.
+//
+// It also keeps each memory's origin and features, by id: what they are
+// made of (its agent, source, type, key, tags, category and content) no
+// feedback of the group changes, and computing them was a tenth of a
+// feedback's writer time.
 type helpReads struct {
 	byKey    map[string]*helpRow // a row as read; nil: there is none
 	top      *helpRow            // the main origin as read (see mainOrigin)
 	readMain bool                // top was read
+	kinds    map[string]memoryKinds
+}
+
+// memoryKinds is a memory's origin and features (engram.Memory.Origin,
+// Features).
+type memoryKinds struct {
+	origin   string
+	features []string
 }
 
 func newHelpReads() *helpReads {
-	return &helpReads{byKey: map[string]*helpRow{}}
+	return &helpReads{byKey: map[string]*helpRow{}, kinds: map[string]memoryKinds{}}
+}
+
+// kindsOf returns m's origin and features, computed once per c.
+func (c *helpReads) kindsOf(m *engram.Memory) memoryKinds {
+	if c != nil {
+		if k, ok := c.kinds[m.ID]; ok {
+			return k
+		}
+	}
+	k := memoryKinds{origin: m.Origin(), features: m.Features()}
+	if c != nil {
+		c.kinds[m.ID] = k
+	}
+	return k
 }
 
 // rows returns a copy of the rows of keys that exist, by key, reading

@@ -108,8 +108,8 @@ func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, p
 	features := make([][]string, len(mems))
 	seen := map[string]bool{}
 	for i, m := range mems {
-		origins[i] = m.Origin()
-		features[i] = m.Features()
+		k := c.kindsOf(m)
+		origins[i], features[i] = k.origin, k.features
 		keys = append(keys, m.ID)
 		for _, k := range append([]string{origins[i]}, features[i]...) {
 			if !seen[k] {

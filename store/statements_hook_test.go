@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"sync/atomic"
 
 	"gorm.io/gorm"
@@ -10,10 +11,20 @@ import (
 // while fn ran (reads and writes, savepoints included; the rows a
 // prepared statement writes one at a time on SQLite are not counted).
 func (db *DB) CountStatements(fn func()) int64 {
+	return db.CountStatementsLike("", fn)
+}
+
+// CountStatementsLike is CountStatements for the statements whose SQL
+// begins with prefix (case aside); counts of other prefixes may nest.
+func (db *DB) CountStatementsLike(prefix string, fn func()) int64 {
 	var n atomic.Int64
-	count := func(*gorm.DB) { n.Add(1) }
+	count := func(s *gorm.DB) {
+		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s.Statement.SQL.String())), strings.ToUpper(prefix)) {
+			n.Add(1)
+		}
+	}
 	cb := db.w.Callback()
-	const name = "engram:count_statements"
+	name := "engram:count_statements:" + prefix
 	regs := []error{
 		cb.Create().After("gorm:create").Register(name, count),
 		cb.Query().After("gorm:query").Register(name, count),
