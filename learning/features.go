@@ -57,11 +57,15 @@ type Policy struct {
 	// forgives its most distrusted one's (see Scorer.Features): at 1 a
 	// keyword list of a trusted length or category kept its place.
 	TrustShare float64
+	// DistrustShare is how much of a memory's other distrusted features'
+	// weights adds to its most distrusted one's (see Scorer.Features): at
+	// 0 only the most distrusted counts, at 1 all do.
+	DistrustShare float64
 }
 
 // DefaultPolicy is the policy the service runs.
 func DefaultPolicy() Policy {
-	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0.5}
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0.5, DistrustShare: 0}
 }
 
 // WithPolicy returns a copy of the Scorer that runs p.
@@ -91,10 +95,11 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 	}
 	pool := kindPool(e)
 	var ws []engram.FeatureWeight
-	distrust, trust := 0.0, 0.0
+	distrust, trust, against := 0.0, 0.0, 0.0
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
 		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
+		against += math.Min(w, 0)
 		if w != 0 {
 			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: s.policy.FeaturePower * w, Good: h.Good, Bad: h.Bad})
 		}
@@ -105,6 +110,7 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 		}
 		return cmp.Compare(a.Feature, b.Feature)
 	})
+	distrust += s.policy.DistrustShare * (against - distrust)
 	return unit(math.Exp(s.policy.FeaturePower * (distrust + s.policy.TrustShare*trust))), ws[:min(len(ws), topFeatures)]
 }
 
