@@ -29,7 +29,7 @@ type FeatureWeight struct {
 const maxFeatureTags = 4
 
 // Features names the kinds a memory belongs to, each a key under
-// FeaturePrefix: its type, category, key prefix, tags, length, the shape
+// FeaturePrefix: its type, key prefix, tags, length, the shape
 // of its text (a list of words, a question, a template with a slot, a
 // sentence), its share of function words (a bag of keywords has none),
 // its first word (a speaker's name, a "Keywords:" label) and
@@ -39,8 +39,13 @@ const maxFeatureTags = 4
 // kind of memory reaches memories of that kind nobody has judged yet;
 // the memory's own evidence (under its id) is the residual. Only fields
 // the feedback's locked read fills are used (no summary, data or context).
+// Its category is not a feature: a category's share of good answers says
+// more about how hard the questions asked of it are than about its
+// memories (on the learning benchmark's tuning seeds it sank the true
+// turns of hard categories on plain LoCoMo and let a hostile rater's
+// flips move whole categories).
 func (m *Memory) Features() []string {
-	out := []string{FeaturePrefix + "type=" + m.Type, FeaturePrefix + "category=" + m.Category}
+	out := []string{FeaturePrefix + "type=" + m.Type}
 	if m.Key != "" {
 		p := strings.TrimLeft(m.Key, "/")
 		if i := strings.IndexAny(p, "/:."); i > 0 {

@@ -65,7 +65,7 @@ type Policy struct {
 
 // DefaultPolicy is the policy the service runs.
 func DefaultPolicy() Policy {
-	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0.5, DistrustShare: 0}
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0, DistrustShare: 1}
 }
 
 // WithPolicy returns a copy of the Scorer that runs p.
@@ -81,12 +81,16 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // (FeaturePrior) and compared with it through its credible interval
 // (FeatureZ): a feature whose whole interval lies below the tenant's rate
 // is distrusted by log(upper / tenant's), one whose interval lies above
-// is trusted by log(lower / tenant's), others weigh 0. A memory is as
-// trustworthy as its most distrusted kind, forgiven in part (TrustShare)
-// by its most trusted one (features of one memory are far from
-// independent: a keyword list is also short and has no verb, so their
-// sum would count one lesson many times); the factor is
-// e^(power · (distrust + share · trust)), capped at 1.
+// is trusted by log(lower / tenant's), others weigh 0. A memory sinks
+// by its most distrusted kind's weight plus DistrustShare of its other
+// distrusted kinds', forgiven by TrustShare of its most trusted kind's;
+// the factor is e^(power · (distrust + share · trust)), capped at 1. The
+// service sums every distrusted kind and forgives none (DistrustShare 1,
+// TrustShare 0), as chosen on the learning benchmark's tuning seeds (see
+// docs/learning-model.md): a keyword bag that is also a list with a
+// distrusted lead word is worse than a bag alone, and the credible
+// interval and FeatureMin, not the minimum, keep a handful of answers
+// from sinking anything.
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
