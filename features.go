@@ -14,6 +14,12 @@ const FeaturePrefix = "feature:"
 // every judged memory adds, the reference a feature's is compared with.
 const AllFeatures = FeaturePrefix + "*"
 
+// RetiredFeatures are the prefixes of feature keys Memory.Features no
+// longer names (the category, until 2026-11-27). A store that learned
+// before keeps their evidence rows; no memory reads them, and listings of
+// the learned model leave them out.
+var RetiredFeatures = []string{FeaturePrefix + "category="}
+
 // FeatureWeight is what the learned helpfulness model holds of one
 // feature: the evidence of the judged recalls that injected memories
 // with it and the log factor it applies to them (negative: distrusted,
