@@ -14,6 +14,12 @@ const FeaturePrefix = "feature:"
 // every judged memory adds, the reference a feature's is compared with.
 const AllFeatures = FeaturePrefix + "*"
 
+// RetiredFeatures are the prefixes of feature keys Memory.Features no
+// longer names (the category, until 2026-11-27). A store that learned
+// before keeps their evidence rows; no memory reads them, and listings of
+// the learned model leave them out.
+var RetiredFeatures = []string{FeaturePrefix + "category="}
+
 // FeatureWeight is what the learned helpfulness model holds of one
 // feature: the evidence of the judged recalls that injected memories
 // with it and the log factor it applies to them (negative: distrusted,
@@ -29,7 +35,7 @@ type FeatureWeight struct {
 const maxFeatureTags = 4
 
 // Features names the kinds a memory belongs to, each a key under
-// FeaturePrefix: its type, category, key prefix, tags, length, the shape
+// FeaturePrefix: its type, key prefix, tags, length, the shape
 // of its text (a list of words, a question, a template with a slot, a
 // sentence), its share of function words (a bag of keywords has none),
 // its first word (a speaker's name, a "Keywords:" label) and
@@ -39,8 +45,13 @@ const maxFeatureTags = 4
 // kind of memory reaches memories of that kind nobody has judged yet;
 // the memory's own evidence (under its id) is the residual. Only fields
 // the feedback's locked read fills are used (no summary, data or context).
+// Its category is not a feature: a category's share of good answers says
+// more about how hard the questions asked of it are than about its
+// memories (on the learning benchmark's tuning seeds it sank the true
+// turns of hard categories on plain LoCoMo and let a hostile rater's
+// flips move whole categories).
 func (m *Memory) Features() []string {
-	out := []string{FeaturePrefix + "type=" + m.Type, FeaturePrefix + "category=" + m.Category}
+	out := []string{FeaturePrefix + "type=" + m.Type}
 	if m.Key != "" {
 		p := strings.TrimLeft(m.Key, "/")
 		if i := strings.IndexAny(p, "/:."); i > 0 {

@@ -2,6 +2,7 @@ package engram_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/engram-memory/engram"
@@ -16,7 +17,7 @@ func TestMemoryFeatures(t *testing.T) {
 		want []string
 	}{
 		{"keyword list", engram.Memory{Content: "Keywords: tea, milk, sugar, kettle", Type: "note", Category: "life"},
-			[]string{"type=note", "category=life", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none", "stop=none"}},
+			[]string{"type=note", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none", "stop=none"}},
 		{"keywords without separators", engram.Memory{Content: "Topics mentioned: pottery class painting sunset beach (see later)"},
 			[]string{"stop=none", "lead1=topics"}},
 		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
@@ -29,6 +30,11 @@ func TestMemoryFeatures(t *testing.T) {
 		{"Chinese keywords", engram.Memory{Content: "关键词：茶，牛奶，糖，水壶，杯子"}, []string{"stop=none", "shape=list"}},
 	} {
 		got := c.m.Features()
+		for _, f := range got {
+			if strings.HasPrefix(f, engram.FeaturePrefix+"category=") {
+				t.Errorf("%s: features %v name the category", c.name, got)
+			}
+		}
 		for _, w := range c.want {
 			if !slices.Contains(got, engram.FeaturePrefix+w) {
 				t.Errorf("%s: features %v, want %s", c.name, got, w)

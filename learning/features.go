@@ -57,11 +57,15 @@ type Policy struct {
 	// forgives its most distrusted one's (see Scorer.Features): at 1 a
 	// keyword list of a trusted length or category kept its place.
 	TrustShare float64
+	// DistrustShare is how much of a memory's other distrusted features'
+	// weights adds to its most distrusted one's (see Scorer.Features): at
+	// 0 only the most distrusted counts, at 1 all do.
+	DistrustShare float64
 }
 
 // DefaultPolicy is the policy the service runs.
 func DefaultPolicy() Policy {
-	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0.5}
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0, DistrustShare: 1}
 }
 
 // WithPolicy returns a copy of the Scorer that runs p.
@@ -77,12 +81,16 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // (FeaturePrior) and compared with it through its credible interval
 // (FeatureZ): a feature whose whole interval lies below the tenant's rate
 // is distrusted by log(upper / tenant's), one whose interval lies above
-// is trusted by log(lower / tenant's), others weigh 0. A memory is as
-// trustworthy as its most distrusted kind, forgiven in part (TrustShare)
-// by its most trusted one (features of one memory are far from
-// independent: a keyword list is also short and has no verb, so their
-// sum would count one lesson many times); the factor is
-// e^(power · (distrust + share · trust)), capped at 1.
+// is trusted by log(lower / tenant's), others weigh 0. A memory sinks
+// by its most distrusted kind's weight plus DistrustShare of its other
+// distrusted kinds', forgiven by TrustShare of its most trusted kind's;
+// the factor is e^(power · (distrust + share · trust)), capped at 1. The
+// service sums every distrusted kind and forgives none (DistrustShare 1,
+// TrustShare 0), as chosen on the learning benchmark's tuning seeds (see
+// docs/learning-model.md): a keyword bag that is also a list with a
+// distrusted lead word is worse than a bag alone, and the credible
+// interval and FeatureMin, not the minimum, keep a handful of answers
+// from sinking anything.
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
@@ -91,10 +99,11 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 	}
 	pool := kindPool(e)
 	var ws []engram.FeatureWeight
-	distrust, trust := 0.0, 0.0
+	distrust, trust, against := 0.0, 0.0, 0.0
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
 		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
+		against += math.Min(w, 0)
 		if w != 0 {
 			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: s.policy.FeaturePower * w, Good: h.Good, Bad: h.Bad})
 		}
@@ -105,6 +114,7 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 		}
 		return cmp.Compare(a.Feature, b.Feature)
 	})
+	distrust += s.policy.DistrustShare * (against - distrust)
 	return unit(math.Exp(s.policy.FeaturePower * (distrust + s.policy.TrustShare*trust))), ws[:min(len(ws), topFeatures)]
 }
 

@@ -40,32 +40,44 @@ func TestFeatureRegularised(t *testing.T) {
 	}
 }
 
-// TestFeatureTrustForgivesHalf: a memory's most trusted kind forgives
-// only TrustShare of its most distrusted kind's weight, so a keyword bag
-// of a length the good memories share still sinks, less than one of an
-// untrusted length.
-func TestFeatureTrustForgivesHalf(t *testing.T) {
+// TestFeatureDistrustAdds: a memory sinks by the sum of its distrusted
+// kinds' weights (Policy.DistrustShare 1), and a trusted kind does not
+// forgive them (Policy.TrustShare 0): a keyword bag that is also a list
+// sinks further than a bag alone, and a bag of a length the good memories
+// share still sinks as far as a bag alone. A handful of bad answers on
+// every one of a memory's kinds still moves nothing (the regularisation
+// holds for the sum).
+func TestFeatureDistrustAdds(t *testing.T) {
 	s := newTestScorer(t)
 	pool := engram.Helpfulness{Good: 3000, Bad: 1000}
 	bag := engram.FeaturePrefix + "stop=none"
+	list := engram.FeaturePrefix + "shape=list"
 	trusted := engram.FeaturePrefix + "len=medium"
-	alone, _ := s.Features(engram.HelpEvidence{Kinds: pool, Features: map[string]engram.Helpfulness{bag: {Good: 20, Bad: 80}}})
-	both, top := s.Features(engram.HelpEvidence{Kinds: pool, Features: map[string]engram.Helpfulness{
-		bag: {Good: 20, Bad: 80}, trusted: {Good: 950, Bad: 50}}})
-	var d, u float64
-	for _, w := range top {
-		switch w.Feature {
-		case bag:
-			d = w.Weight
-		case trusted:
-			u = w.Weight
+	features := func(fs map[string]engram.Helpfulness) (float64, map[string]float64) {
+		f, top := s.Features(engram.HelpEvidence{Kinds: pool, Features: fs})
+		w := map[string]float64{}
+		for _, x := range top {
+			w[x.Feature] = x.Weight
 		}
+		return f, w
 	}
-	if d >= 0 || u <= 0 {
-		t.Fatalf("top %+v: want the bag distrusted and the length trusted", top)
+	alone, w := features(map[string]engram.Helpfulness{bag: {Good: 20, Bad: 80}})
+	if w[bag] >= 0 || math.Abs(alone-math.Exp(w[bag])) > 1e-9 {
+		t.Fatalf("bag alone: factor %.4f, weights %v; want e^(bag's weight) < 1", alone, w)
 	}
-	if want := math.Exp(d + u/2); math.Abs(both-want) > 1e-9 || both >= 1 || both <= alone {
-		t.Errorf("bag of a trusted length: factor %.4f, want %.4f (distrust %.3f + half of trust %.3f), under 1 and above the bag alone %.4f",
-			both, want, d, u, alone)
+	both, w := features(map[string]engram.Helpfulness{bag: {Good: 20, Bad: 80}, list: {Good: 30, Bad: 70}})
+	if w[list] >= 0 || math.Abs(both-math.Exp(w[bag]+w[list])) > 1e-9 || both >= alone {
+		t.Errorf("bag and list: factor %.4f, weights %v; want e^(sum of both weights), under the bag alone %.4f", both, w, alone)
+	}
+	withTrust, w := features(map[string]engram.Helpfulness{bag: {Good: 20, Bad: 80}, trusted: {Good: 950, Bad: 50}})
+	if w[trusted] <= 0 || math.Abs(withTrust-alone) > 1e-9 {
+		t.Errorf("bag of a trusted length: factor %.4f, weights %v; want the bag alone's %.4f (trust forgives nothing)", withTrust, w, alone)
+	}
+	few := map[string]engram.Helpfulness{}
+	for _, f := range []string{bag, list, trusted, engram.FeaturePrefix + "lead1=keywords", engram.FeaturePrefix + "type=note"} {
+		few[f] = engram.Helpfulness{Bad: 5}
+	}
+	if f, w := features(few); f != 1 {
+		t.Errorf("5 bad answers on each of five kinds: factor %.4f, weights %v; want 1", f, w)
 	}
 }

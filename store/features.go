@@ -13,7 +13,8 @@ var featuresEnd = engram.FeaturePrefix[:len(engram.FeaturePrefix)-1] + ";"
 
 // FindFeatureEvidence returns the evidence of the tenant's learned
 // features (see engram.Memory.Features), the limit with the most evidence
-// by feature key, and the evidence of all features (engram.AllFeatures),
+// by feature key (retired ones left out, see engram.RetiredFeatures), and
+// the evidence of all features (engram.AllFeatures),
 // their reference. EINVALID for a limit outside [1, 1000].
 func (db *DB) FindFeatureEvidence(ctx context.Context, limit int) (map[string]engram.Helpfulness, engram.Helpfulness, error) {
 	tenant, err := tenantOf(ctx)
@@ -24,10 +25,13 @@ func (db *DB) FindFeatureEvidence(ctx context.Context, limit int) (map[string]en
 		return nil, engram.Helpfulness{}, engram.Errorf(engram.EINVALID, "limit must be in [1, 1000], got %d", limit)
 	}
 	g := db.r.WithContext(ctx)
+	q := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
+		engram.FeaturePrefix, featuresEnd, engram.AllFeatures)
+	for _, p := range engram.RetiredFeatures {
+		q = q.Where("memory_id NOT LIKE ?", p+"%")
+	}
 	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
-		engram.FeaturePrefix, featuresEnd, engram.AllFeatures).
-		Order("good + bad DESC, memory_id").Limit(limit).Find(&rows).Error; err != nil {
+	if err := q.Order("good + bad DESC, memory_id").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, engram.Helpfulness{}, fmt.Errorf("store: features: %w", err)
 	}
 	out := make(map[string]engram.Helpfulness, len(rows))

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,6 +149,40 @@ func TestLearnedFeaturesRaterWeight(t *testing.T) {
 		honest, hostile := listBad("honest", false), listBad("hostile", true)
 		if !(hostile < 0.8*honest) || honest <= 0 {
 			t.Errorf("evidence against lists: %.3f from a hostile rater, %.3f from honest ones; want clearly less", hostile, honest)
+		}
+	})
+}
+
+// TestRetiredFeaturesLeftOut: evidence a store learned under a feature
+// Memory.Features no longer names (the category) stays in its rows, but
+// the learned model's listing leaves it out, on both engines.
+func TestRetiredFeaturesLeftOut(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		res, err := db.CreateMemory(ctx, &engram.Memory{Content: "Keywords: tea, milk, sugar, kettle", Category: "life"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := saveRecall(t, ctx, db, res.Memory)
+		category := engram.FeaturePrefix + "category=life"
+		list := engram.FeaturePrefix + "shape=list"
+		if _, err := db.RunFeedback(ctx, rec.ID, func(ctx context.Context, tx engram.FeedbackTx) (*engram.FeedbackResult, error) {
+			tx.AddLearning(map[string]engram.Helpfulness{category: {Bad: 40}, list: {Bad: 30}, engram.AllFeatures: {Good: 100, Bad: 70}},
+				"old", engram.Reputation{Votes: 1})
+			return &engram.FeedbackResult{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ev, all, err := db.FindFeatureEvidence(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ev[category]; ok || ev[list].Bad != 30 || all.Good != 100 {
+			t.Errorf("features %+v, all %+v: want the list's 30 bad answers and no category", ev, all)
+		}
+		if got := res.Memory.Features(); slices.Contains(got, category) {
+			t.Errorf("memory features %v name the retired category", got)
 		}
 	})
 }

@@ -68,6 +68,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	fs.Float64Var(&policy.KindHalf, "kind-half", def.KindHalf, "replay: rank at which a bad answer's evidence against a memory's kinds halves (damping of riders)")
 	fs.Float64Var(&policy.BeliefPower, "belief-power", def.BeliefPower, "replay: power of the kind belief that shares out a good answer's credit")
 	fs.Float64Var(&policy.OriginPower, "origin-power", def.OriginPower, "replay: power of the origin factor")
+	fs.Float64Var(&policy.DistrustShare, "distrust-share", def.DistrustShare, "replay: share of a memory's other distrusted features' weights added to its most distrusted one's")
 	fs.Float64Var(&policy.TrustShare, "trust-share", def.TrustShare, "replay: share of a memory's most trusted feature's weight that forgives its most distrusted one's")
 	sameOrigin := fs.Bool("same-origin", false, "learning: write the misleading memories with the turns' source and type")
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
@@ -338,7 +339,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 var benchFlags = map[string][]string{
 	"locomo":    {"data", "budget", "split", "hops", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
 	"learning":  {"data", "budget", "seeds", "mix", "rounds", "conversations", "trace", "same-origin", "poison", "feedback-budget"},
-	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share"},
+	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share", "distrust-share"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
 	"load":      {"clients", "duration", "servers", "seed", "async-feedback"},
