@@ -167,7 +167,7 @@ func TestRetiredFeaturesLeftOut(t *testing.T) {
 		rec := saveRecall(t, ctx, db, res.Memory)
 		category := engram.FeaturePrefix + "category=life"
 		list := engram.FeaturePrefix + "shape=list"
-		if _, err := db.RunFeedback(ctx, rec.ID, func(ctx context.Context, tx engram.FeedbackTx) (*engram.FeedbackResult, error) {
+		if _, err := db.RunFeedback(ctx, rec.ID, "old", func(ctx context.Context, tx engram.FeedbackTx) (*engram.FeedbackResult, error) {
 			tx.AddLearning(map[string]engram.Helpfulness{category: {Bad: 40}, list: {Bad: 30}, engram.AllFeatures: {Good: 100, Bad: 70}},
 				"old", engram.Reputation{Votes: 1})
 			return &engram.FeedbackResult{}, nil
