@@ -19,7 +19,8 @@ type factor struct {
 // breakdownView is the "breakdown" partial's data: every factor of
 // learning's recall score, in the order the score multiplies them
 // (relevance × reward × confidence × retention × revision × superseded ×
-// emotion × helpfulness), and the score they multiply to.
+// emotion × helpfulness, × speaker when the speaker-aware read damped the
+// memory), and the score they multiply to.
 type breakdownView struct {
 	P        *page
 	Factors  []factor
@@ -46,6 +47,9 @@ func breakdownOf(p *page, b engram.ScoreBreakdown) breakdownView {
 	}
 	if b.SupersededBy != "" {
 		fs[5].Link = "/console/memories/" + b.SupersededBy
+	}
+	if b.Speaker != 0 {
+		fs = append(fs, factor{Key: "factor.speaker", Value: b.Speaker, Note: p.T("factor.speaker.note")})
 	}
 	for i := range fs {
 		fs[i].Raw = raw(fs[i].Value)

@@ -289,6 +289,8 @@ var messages = map[string][2]string{
 	"factor.superseded":   {"Superseded", "被更新"},
 	"factor.emotion":      {"Emotion", "情感"},
 	"factor.emotion.note": {"1 + %s × emotional intensity: orders memories that answer equally well", "1 + %s × 情感强度：在同样相关的记忆之间排序"},
+	"factor.speaker":      {"Speaker", "说话人"},
+	"factor.speaker.note": {"said by a speaker the query does not name, while it names another", "查询点名了另一位说话人，这条记忆出自未被点名的说话人"},
 	"factor.newer":        {"newer", "较新"},
 	"factor.supersededby": {"by a newer memory of the same origin and subject (entity / attribute)", "被同一来源、同一主题（实体 / 属性）的较新记忆取代"},
 	"factor.match":        {"Match", "匹配度"},
