@@ -38,13 +38,20 @@ const maxFeatureTags = 4
 // FeaturePrefix: its type, key prefix, tags, length, the shape
 // of its text (a list of words, a question, a template with a slot, a
 // sentence), its share of function words (a bag of keywords has none),
-// its first word (a speaker's name, a "Keywords:" label) and
+// its first word (a "Keywords:" label; not a speaker's name) and
 // first two words after a "Speaker:" prefix, and how it
 // was written (its source's kind). Feedback adds to the evidence of every
 // feature of the memories it judges, so what answers teach about one
 // kind of memory reaches memories of that kind nobody has judged yet;
 // the memory's own evidence (under its id) is the residual. Only fields
 // the feedback's locked read fills are used (no summary, data or context).
+// A speaker is not a feature either: neither the tag its text opens
+// with ("Caroline: …" tagged Caroline) nor that first word. The
+// speaker-aware read (learning/speaker.go) fills a recall that names a
+// speaker with that speaker's memories, so a bad answer's distrust landed
+// on the speaker and sank every true memory they said (on the learning
+// benchmark's tuning seeds 1 and 11, plain LoCoMo lost 0.003 and 0.031
+// with the speaker as a feature, 0.001 and 0.006 without).
 // Its category is not a feature: a category's share of good answers says
 // more about how hard the questions asked of it are than about its
 // memories (on the learning benchmark's tuning seeds it sank the true
@@ -59,10 +66,16 @@ func (m *Memory) Features() []string {
 		}
 		out = append(out, FeaturePrefix+"key="+p)
 	}
-	for i, t := range m.Tags {
-		if i == maxFeatureTags {
-			break
+	speaker, tags := "", 0
+	for _, t := range m.Tags {
+		if t != "" && strings.HasPrefix(m.Content, t+": ") {
+			speaker = t // who said it is not a kind: see the doc comment
+			continue
 		}
+		if tags == maxFeatureTags {
+			continue
+		}
+		tags++
 		out = append(out, FeaturePrefix+"tag="+strings.ToLower(t))
 	}
 	_, text, ok := strings.Cut(m.Content, ": ")
@@ -73,7 +86,7 @@ func (m *Memory) Features() []string {
 	if c := stopClass(text); c != "" {
 		out = append(out, FeaturePrefix+"stop="+c)
 	}
-	if first, _ := leading(m.Content); first != "" {
+	if first, _ := leading(m.Content); first != "" && speaker == "" {
 		out = append(out, FeaturePrefix+"lead1="+first)
 	}
 	if _, two := leading(text); two != "" {

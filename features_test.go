@@ -22,7 +22,7 @@ func TestMemoryFeatures(t *testing.T) {
 			[]string{"stop=none", "lead1=topics"}},
 		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
 			Source: []byte(`{"kind":"session","name":"s1"}`)},
-			[]string{"shape=question", "lead1=caroline", "lead2=how was", "tag=caroline", "write=session", "stop=many"}},
+			[]string{"shape=question", "lead2=how was", "write=session", "stop=many"}},
 		{"template", engram.Memory{Content: "The user's favourite colour is {colour}.", Key: "/user/colour", Source: []byte(`"api:import"`)},
 			[]string{"shape=template", "key=user", "write=string:api"}},
 		{"Chinese sentence", engram.Memory{Content: "用户喜欢在周末去公园跑步，然后喝一杯咖啡。"},
@@ -38,6 +38,11 @@ func TestMemoryFeatures(t *testing.T) {
 		for _, w := range c.want {
 			if !slices.Contains(got, engram.FeaturePrefix+w) {
 				t.Errorf("%s: features %v, want %s", c.name, got, w)
+			}
+		}
+		for _, f := range got {
+			if strings.HasSuffix(f, "=caroline") {
+				t.Errorf("%s: features %v name the speaker", c.name, got)
 			}
 		}
 	}
