@@ -27,6 +27,12 @@ import (
 )
 
 // Options configures Open.
+// testHookOpen, set only by this package's tests, runs on every store
+// Open before any of the store's goroutines starts: what it registers on
+// the gorm handles (statement counters) is then never written while a
+// goroutine reads them.
+var testHookOpen func(*DB)
+
 type Options struct {
 	Driver       string // "sqlite" or "postgres"
 	DSN          string // postgres DSN, or optional SQLite file path
@@ -121,6 +127,9 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if db.secret, err = db.loadSecret(ctx, "cursor_secret"); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if testHookOpen != nil {
+		testHookOpen(db)
 	}
 	db.recalls = newRecallWriter(db, o)
 	db.feedbacks = newFeedbackGroups(db)
