@@ -72,8 +72,11 @@ type ScoreBreakdown struct {
 	Speaker float64 `json:"speaker,omitempty"`
 	// Via is set on a memory that joined the recall by a link from one
 	// of its best matches (RecallRequest.Hops), not by the query itself.
-	Via   *Via    `json:"-"`
-	Score float64 `json:"score"`
+	Via *Via `json:"-"`
+	// Concept is set on a memory the query's category words reached
+	// through one of their members (RecallConfig.Concepts).
+	Concept *Concept `json:"-"`
+	Score   float64  `json:"score"`
 }
 
 // Via names the memory a recalled memory was reached from by a link, and
@@ -96,6 +99,9 @@ type RecallItem struct {
 	Breakdown   ScoreBreakdown `json:"breakdown"`
 	// Via is Breakdown.Via: the memory this one was reached from by a link.
 	Via *Via `json:"via,omitempty"`
+	// Concept is Breakdown.Concept: the category word of the query and the
+	// member of it the memory holds.
+	Concept *Concept `json:"concept,omitempty"`
 }
 
 // RecallRequest asks for the memories worth injecting for a query.
@@ -164,6 +170,10 @@ type LexicalQuery struct {
 	AgentID string // "" sees shared memories only; else shared plus the agent's own
 	Limit   int
 	Expand  bool // add pseudo-relevance-feedback terms from the best first matches
+	// Concepts also searches, at a lower weight, for the members of the
+	// general categories the query names ("activities" → swimming,
+	// pottery, …; 爱好 → 游泳, …), from the index's built-in lexicon.
+	Concepts bool
 }
 
 // LexicalHit is one match with its raw BM25 score (> 0).
@@ -175,6 +185,18 @@ type LexicalHit struct {
 	// [0, 1]: unlike Score, comparable across queries and tenants. 0 where
 	// the searcher does not measure it (a vector search).
 	Match float64
+	// Concept is set on a hit that holds a member of a category the
+	// query names (LexicalQuery.Concepts): the member that adds most.
+	Concept *Concept
+}
+
+// Concept names the category word of a query and the member of that
+// category a recalled memory holds (in its index form: lower-cased,
+// stemmed, "swim" for swimming), which brought it to a query that does
+// not say the member's name.
+type Concept struct {
+	Category string `json:"category"`
+	Term     string `json:"term"`
 }
 
 // MaxHops bounds RecallRequest.Hops.

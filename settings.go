@@ -78,14 +78,19 @@ type RecallConfig struct {
 	// categories (when at least MinRouted hits are inside them); 0 drops
 	// them, 1 ignores the route.
 	OffRouteWeight float64 `yaml:"off_route_weight"`
+	// Concepts lets a query's category words ("activities", "pets", 爱好)
+	// also find memories that name a member of the category (swimming, a
+	// dog, 游泳): see LexicalQuery.Concepts.
+	Concepts bool `yaml:"concepts"`
 }
 
 // DefaultRecallConfig returns budgets up to 8,000 tokens, queries cut at
 // 4,000 characters, 50 candidates, soft routing (0.8 off the route once 3
-// hits are on it), 10 pinned memories and a read block over 200.
+// hits are on it), 10 pinned memories, a read block over 200 and the
+// concept lexicon on.
 func DefaultRecallConfig() RecallConfig {
 	return RecallConfig{MaxBudget: 8000, MaxQueryChars: 4000, Candidates: 50, MinRouted: 3, Pinned: 10,
-		ContextWindow: 200, OffRouteWeight: 0.8}
+		ContextWindow: 200, OffRouteWeight: 0.8, Concepts: true}
 }
 
 // ScoringConfig holds the constants of the recall score (DESIGN §3):

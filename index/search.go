@@ -112,17 +112,23 @@ func (t *tenant) accumulate(s *scratch, p *postings, idf, weight float64, query 
 
 // add adds posting i (doc d) of p to the scores.
 func (t *tenant) add(s *scratch, p *postings, i int, d uint32, idf, weight float64, query bool) {
+	if s.scores[d] == 0 {
+		s.touched = append(s.touched, d)
+	}
+	s.scores[d] += weight * idf * t.bm25(p, i, d)
+	if query {
+		s.cover[d] += idf * min(float64(p.tf(i))/10, 1)
+	}
+}
+
+// bm25 is the BM25 term-frequency part of posting i (doc d) of p: what
+// the term adds to d's score per unit of IDF.
+func (t *tenant) bm25(p *postings, i int, d uint32) float64 {
 	avgdl := float64(t.totalLen) / 10 / float64(t.liveDocs)
 	tf := float64(p.tf(i)) / 10
 	dl := float64(t.lens[d]) / 10
 	norm := bm25K1 * (1 - bm25B + bm25B*dl/avgdl)
-	if s.scores[d] == 0 {
-		s.touched = append(s.touched, d)
-	}
-	s.scores[d] += weight * idf * tf * (bm25K1 + 1) / (tf + norm)
-	if query {
-		s.cover[d] += idf * min(tf, 1)
-	}
+	return tf * (bm25K1 + 1) / (tf + norm)
 }
 
 // queryWeight is the weight of the query terms that a hit's Match is a
@@ -187,7 +193,9 @@ func top(s *scratch, k int, keep func(uint32) bool) []scored {
 // q.Text with BM25 over every query term, exactly (no term is skipped for
 // being common), whose statistics (document count, average length,
 // document frequencies) are the tenant's own, so that no other tenant's
-// data can move a score; then, with q.Expand, one round of
+// data can move a score; with q.Concepts, also the members of the
+// categories the query names (concepts.go), each hit that holds one
+// naming it in Concept; then, with q.Expand, one round of
 // pseudo-relevance feedback. Hits carry their memory without data and
 // source; expired memories and other agents' private memories are left
 // out. Hits are best first; Score is the raw score. It returns the
@@ -226,6 +234,10 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 			t.accumulate(s, p, w, 1, weighs(term), user)
 		}
 	}
+	var members []conceptMember
+	if q.Concepts {
+		members = t.expandConcepts(s, q.Text, query, user)
+	}
 	if len(s.touched) == 0 {
 		return nil, nil
 	}
@@ -262,7 +274,11 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 			if weight > 0 {
 				match = min(1, s.cover[c.doc]/weight)
 			}
-			if hits = append(hits, engram.LexicalHit{Memory: &cp, Score: c.score, Match: match}); len(hits) == q.Limit {
+			hit := engram.LexicalHit{Memory: &cp, Score: c.score, Match: match}
+			if members != nil {
+				hit.Concept = t.concept(c.doc, members)
+			}
+			if hits = append(hits, hit); len(hits) == q.Limit {
 				break
 			}
 		}

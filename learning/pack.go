@@ -251,6 +251,7 @@ func (p *Packer) Pack(cands []Candidate, budget int, line LineFunc) (context str
 			Score:       o.cand.Breakdown.Score,
 			Breakdown:   o.cand.Breakdown,
 			Via:         o.cand.Breakdown.Via,
+			Concept:     o.cand.Breakdown.Concept,
 		}
 	}
 	return context, items, tokensUsed

@@ -161,7 +161,7 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 // candidate even when pinned: it answered the query.
 func (r *Recaller) candidates(ctx context.Context, query string, route *engram.Route, req engram.RecallRequest) ([]Candidate, []string, error) {
 	limit := r.cfg.Candidates + r.cfg.Candidates/2
-	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: limit, Expand: true})
+	hits, err := r.store.SearchMemories(ctx, engram.LexicalQuery{Text: query, AgentID: req.AgentID, Limit: limit, Expand: true, Concepts: r.cfg.Concepts})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,7 +224,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 			rel = h.Score / top
 		}
 		b := r.scorer.Score(m, rel*tagLift(m.Tags, req.Tags))
-		b.Match, b.Pinned = unit(h.Match), pinned
+		b.Match, b.Pinned, b.Concept = unit(h.Match), pinned, h.Concept
 		out = append(out, Candidate{Memory: m, Breakdown: b, Group: InjectionGroup(m, b)})
 	}
 	for _, m := range pinned {
