@@ -55,6 +55,19 @@ destress, relax, relaxing, unwind, stress, cope, coping, escape: yoga, meditatio
 study, studies, education, school, schools, class, classes, course, courses, degree: school, college, university, class, course, degree, graduate, exam, lecture, studying, major, workshop
 health, injury, injuries, illness, medical: injury, injured, surgery, doctor, hospital, sprained, broken, sick, recovery, therapy, allergy, allergic
 activities, activity, hobbies, events, things, done, ways, participated, partake: went, tried, joined, attended, took, started, signed up, volunteered, visited, played, made, finished, learned
+clothes, clothing, outfit, outfits, fashion, wear, wardrobe: shirt, dress, jacket, shoes, sneakers, hoodie, jeans, boots, hat, scarf, sweater, coat, skirt, suit, socks, necklace
+vehicle, vehicles, car, cars: car, truck, motorcycle, van, suv, scooter, bike, jeep, sedan
+holiday, holidays, celebration, celebrations, tradition, traditions, occasions: christmas, thanksgiving, halloween, easter, birthday, new year, hanukkah, diwali, fourth of july, anniversary, wedding
+nature, plant, plants, flower, flowers: flowers, roses, sunflowers, tulips, daisies, trees, garden, forest, ocean, mountains, sunset, lake, river
+weather, disaster, disasters: rain, snow, storm, sunny, heatwave, flood, hurricane, tornado, earthquake, wildfire
+technology, gadget, gadgets, device, devices, electronics: phone, laptop, computer, tablet, camera, headphones, console, app, software, smartwatch
+subject, subjects, field, fields: math, science, history, biology, chemistry, physics, literature, psychology, economics, engineering, philosophy
+language, languages: english, spanish, french, german, chinese, japanese, italian, korean, portuguese, arabic, russian
+faith, religion, religious, spiritual, beliefs: church, prayer, pray, god, bible, mosque, temple, faith, spiritual, worship
+friend, friends, people, social: friends, neighbor, neighbors, colleague, colleagues, mentor, classmates, teammates, roommate, buddy
+gift, gifts, present, presents, items, possessions, belongings, collection, collect, collectibles, souvenirs: necklace, bracelet, ring, watch, jersey, figurine, doll, poster, photo, souvenir, card, mug, trophy, signed
+achievement, achievements, award, awards, accomplishments, success, successes: award, trophy, medal, prize, championship, promotion, scholarship, certificate, won, record
+shop, shops, store, stores, business, businesses, venue, venues: store, shop, cafe, restaurant, bakery, studio, boutique, market, mall
 活动, 爱好, 兴趣, 消遣, 休闲, 娱乐: 游泳, 徒步, 露营, 跑步, 骑车, 画画, 绘画, 陶艺, 编织, 做饭, 烘焙, 园艺, 钓鱼, 阅读, 看书, 写作, 跳舞, 唱歌, 瑜伽, 冥想, 摄影, 滑雪, 冲浪, 爬山, 登山, 旅行, 旅游, 下棋, 打球
 户外: 徒步, 露营, 钓鱼, 爬山, 登山, 骑车, 滑雪, 冲浪, 野餐, 海边, 公园
 运动, 锻炼, 健身, 体育: 篮球, 足球, 网球, 排球, 棒球, 羽毛球, 乒乓球, 高尔夫, 游泳, 跑步, 拳击, 滑雪, 健身房, 瑜伽, 马拉松, 骑车
@@ -74,6 +87,15 @@ activities, activity, hobbies, events, things, done, ways, participated, partake
 工作, 职业, 事业: 上班, 公司, 老板, 同事, 升职, 面试, 老师, 医生, 护士, 工程师, 律师, 设计师, 经理, 创业, 实习
 志愿, 公益, 慈善: 志愿者, 义工, 捐款, 捐赠, 收容所, 慈善, 社区
 感受, 心情, 情绪: 开心, 高兴, 难过, 伤心, 兴奋, 焦虑, 紧张, 骄傲, 感激, 生气, 沮丧, 压力, 担心, 害怕, 孤独
+衣服, 服装, 穿搭, 时尚: 衬衫, 裙子, 外套, 鞋子, 帽子, 毛衣, 牛仔裤, 卫衣, 围巾, 项链
+节日, 庆祝, 传统: 春节, 中秋, 圣诞, 生日, 端午, 元宵, 国庆, 新年, 纪念日, 婚礼
+植物, 花草, 鲜花, 自然, 大自然: 玫瑰, 向日葵, 郁金香, 树木, 花园, 森林, 大海, 山上, 日落, 湖边
+天气, 灾害: 下雨, 下雪, 台风, 暴雨, 洪水, 地震, 高温
+数码, 电子, 设备: 手机, 电脑, 平板, 相机, 耳机, 游戏机, 手表
+信仰, 宗教: 教堂, 祈祷, 寺庙, 圣经, 礼拜
+朋友, 社交: 同学, 同事, 邻居, 室友, 导师, 队友
+礼物, 收藏, 物品, 东西: 项链, 手链, 戒指, 手表, 球衣, 玩偶, 海报, 照片, 纪念品, 奖杯
+成就, 奖项, 荣誉: 奖杯, 奖牌, 冠军, 奖金, 升职, 奖学金, 证书, 获奖
 `
 
 // conceptWeight is the weight of a member's term relative to a query
