@@ -33,7 +33,7 @@ func TestSearchConcepts(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			query, want string
-			concept    engram.Concept
+			concept     engram.Concept
 		}{
 			{"What activities do I enjoy?", "I went swimming with the kids on Sunday", engram.Concept{Category: "activities", Term: "swim"}},
 			{"What pets do I have?", "My grey cat only eats salmon kibble", engram.Concept{Category: "pets", Term: "cat"}},
