@@ -23,6 +23,11 @@ type LoadOptions struct {
 	Clients  int
 	Duration time.Duration
 	Seed     int // memories created before the clock starts
+	// FeedbackOnly sends feedback alone: each client makes one recall
+	// before the clock starts and then posts thumbs on it, each from a
+	// rater of its own, so every post is credited (the feedback path's
+	// throughput, as BenchmarkHTTPFeedbackParallel measures it in process).
+	FeedbackOnly bool
 }
 
 // LoadKind is one kind of request of a load run.
@@ -78,6 +83,22 @@ func RunLoad(ctx context.Context, opt LoadOptions) (LoadResult, error) {
 		err  string
 	}
 	results := make([][]sample, opt.Clients)
+	first := make([]string, opt.Clients) // FeedbackOnly: each client's recall
+	if opt.FeedbackOnly {
+		for c := range first {
+			out, err := loadDo(ctx, client, opt.URLs[c%len(opt.URLs)]+"/v1/recall", opt.Key, map[string]any{"query": gen.words(4), "token_budget": 500})
+			if err != nil {
+				return LoadResult{}, fmt.Errorf("bench load: recall to rate: %w", err)
+			}
+			var rec struct {
+				RecallID string `json:"recall_id"`
+			}
+			if err := json.Unmarshal(out, &rec); err != nil || rec.RecallID == "" {
+				return LoadResult{}, fmt.Errorf("bench load: recall to rate: no recall_id in %s", out)
+			}
+			first[c] = rec.RecallID
+		}
+	}
 	deadline := time.Now().Add(opt.Duration)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -85,9 +106,12 @@ func RunLoad(ctx context.Context, opt LoadOptions) (LoadResult, error) {
 		wg.Go(func() {
 			gen := newCorpus(uint64(1000 + c))
 			rng := rand.New(rand.NewPCG(uint64(c), 7))
-			recallID := ""
+			recallID := first[c]
 			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 				kind := i % len(loadKinds)
+				if opt.FeedbackOnly {
+					kind = slices.Index(loadKinds, "feedback")
+				}
 				url := opt.URLs[(c+i)%len(opt.URLs)]
 				var path string
 				var body any
@@ -123,6 +147,9 @@ func RunLoad(ctx context.Context, opt LoadOptions) (LoadResult, error) {
 	wg.Wait()
 	res := LoadResult{Servers: len(opt.URLs), Clients: opt.Clients, Elapsed: time.Since(start)}
 	for k, name := range loadKinds {
+		if opt.FeedbackOnly && name != "feedback" {
+			continue
+		}
 		var lat []float64
 		kind := LoadKind{Name: name}
 		for _, rs := range results {

@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -77,6 +78,9 @@ type DB struct {
 	applier *feedbackApplier
 	// pending commits acknowledged feedback in groups.
 	pending *pendingQueue
+	// checkpoints copies the write-ahead log into the database file off
+	// the writer (SQLite; nil on PostgreSQL).
+	checkpoints *checkpointer
 	// maxSessionEvents and quotas are Options.MaxSessionEvents and
 	// Options.Quotas; refusals counts the writes a quota refused.
 	maxSessionEvents int64
@@ -143,6 +147,8 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 //   - journal_mode=WAL: readers never block the writer and vice versa.
 //   - synchronous=NORMAL: with WAL a commit is durable against a process
 //     crash; only an OS crash can lose the last transactions.
+//   - wal_autocheckpoint=0 on the writer: the log is copied into the
+//     database file by a connection of its own (see checkpointer).
 //   - busy_timeout: wait for locks instead of failing at once (the backup
 //     or a CLI verb may hold one briefly).
 //   - foreign_keys=on: SQLite leaves them off by default.
@@ -185,12 +191,17 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	params.Set("_stmt_cache_size", "64")
 	writer := "file:" + path + "?" + params.Encode() + "&_txlock=immediate"
 	reader := "file:" + path + "?" + params.Encode() + "&_query_only=true"
-	if db.w, err = gorm.Open(sqlite.Open(writer), gcfg); err != nil {
+	if db.w, err = gorm.Open(sqlite.New(sqlite.Config{DriverName: sqliteWriterDriver, DSN: writer}), gcfg); err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}
 	if db.r, err = gorm.Open(sqlite.Open(reader), gcfg); err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}
+	ckpt, err := sql.Open("sqlite3", "file:"+path+"?"+params.Encode())
+	if err != nil {
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	db.checkpoints = startCheckpointer(ckpt, db.log)
 	wdb, _ := db.w.DB()
 	wdb.SetMaxOpenConns(1)
 	rdb, _ := db.r.DB()
@@ -247,6 +258,9 @@ func (db *DB) Close() error {
 		db.recalls.close()
 	}
 	var errs []error
+	if db.checkpoints != nil {
+		errs = append(errs, db.checkpoints.close())
+	}
 	for _, g := range []*gorm.DB{db.w, db.r} {
 		if g == nil {
 			continue

@@ -45,9 +45,6 @@ type dialect interface {
 	// byteLength is an expression for the size in bytes of a text or JSON
 	// column (NULL stays NULL).
 	byteLength(column string) string
-	// param is a bound parameter of the PostgreSQL type sqlType, where the
-	// statement itself does not say it (a CASE branch).
-	param(sqlType string) string
 	// rankedFTS is the engine's own ranked full-text query for a tenant:
 	// any term matches, best first (benchmark reference, see BareFTS).
 	rankedFTS(terms []string) (string, any)
@@ -134,9 +131,6 @@ func (sqliteDialect) unindexed(column string) string { return "+" + column }
 
 func (sqliteDialect) byteLength(column string) string { return "LENGTH(CAST(" + column + " AS BLOB))" }
 
-// param: SQLite stores what is bound, with the column's affinity.
-func (sqliteDialect) param(string) string { return "?" }
-
 func (sqliteDialect) rankedFTS(terms []string) (string, any) {
 	return `SELECT memories.seq FROM memories_fts JOIN memories ON memories.seq = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND memories.tenant_id = ? ORDER BY memories_fts.rank LIMIT ?`, ftsQuery(terms, " OR ")
@@ -211,9 +205,6 @@ func tsQuery(terms []string, op string) string {
 func (postgresDialect) unindexed(column string) string { return column }
 
 func (postgresDialect) byteLength(column string) string { return "octet_length(" + column + "::text)" }
-
-// param: an untyped parameter in a CASE branch would be text.
-func (postgresDialect) param(sqlType string) string { return "CAST(? AS " + sqlType + ")" }
 
 func (postgresDialect) rankedFTS(terms []string) (string, any) {
 	return `SELECT seq FROM memories, to_tsquery('simple', ?) AS q

@@ -145,8 +145,10 @@ func (db *DB) CreateInteraction(ctx context.Context, in *engram.Interaction) (*e
 		if err != nil {
 			return nil, err
 		}
-		if err := insertRecall(g, claimed); err != nil {
-			return nil, err
+		if claimed != nil {
+			if err := insertRecalls(g, []*recallRow{claimed}); err != nil {
+				return nil, err
+			}
 		}
 		if rec == nil {
 			if rec, err = db.findRecall(g, tenant, in.RecallID); err != nil {

@@ -1,9 +1,11 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/store"
 	"github.com/engram-memory/engram/store/storetest"
 )
 
@@ -36,5 +38,50 @@ func TestFeedbackStatements(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %v", engine, got)
+	})
+}
+
+// TestFeedbackGroupStatements: what the members of a group would each
+// read at their start (their memories, those memories' helpfulness,
+// their raters' reputations and credits) the group reads once for all of
+// them: a group of eight feedbacks, each on its own recall, runs no more
+// statements than a group of two.
+func TestFeedbackGroupStatements(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		f := newFBFixture(t, engine)
+		ctx := f.tenant(t, "grp")
+		count := func(n int, tag string) int64 {
+			var fbs []store.GroupFeedback
+			for i := range n {
+				var mems []*engram.Memory
+				for j := range 3 {
+					mems = append(mems, f.memory(t, ctx, fmt.Sprintf("%s: fact %d of recall %d about the boat", tag, j, i), "life"))
+				}
+				rec := f.recall(t, ctx, "life", mems...)
+				in := engram.FeedbackInput{RecallID: rec.ID, Thumb: engram.ThumbUp, Rater: fmt.Sprintf("%s-rater-%d", tag, i)}
+				fbs = append(fbs, f.workflow(t, ctx, in, nil))
+			}
+			var errs []error
+			var got, quoted int64
+			// Each member looks its recall up before the group, outside
+			// its transaction (see RunFeedback): those are not counted.
+			backticked := f.db.CountStatementsLike("SELECT * FROM `recalls`", func() {
+				quoted = f.db.CountStatementsLike(`SELECT * FROM "recalls"`, func() {
+					got = f.db.CountStatements(func() { _, errs = f.db.SubmitFeedbackGroup(fbs) })
+				})
+			})
+			got -= backticked + quoted
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("feedback %d of %d: %v", i, n, err)
+				}
+			}
+			return got
+		}
+		two, eight := count(2, "two"), count(8, "eight")
+		if eight > two {
+			t.Errorf("a group of 8 ran %d statements, a group of 2 %d: its members read for themselves", eight, two)
+		}
+		t.Logf("%s: a group of 2 ran %d statements, of 8 %d", engine, two, eight)
 	})
 }

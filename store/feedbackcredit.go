@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -18,29 +19,41 @@ type creditedRow struct {
 	base int64
 }
 
-// creditColumns are the memory columns credits write, with their
-// PostgreSQL types.
+// creditColumns are the memory columns credits write.
 var creditColumns = []struct {
-	name, typ string
-	value     func(m *engram.Memory) any
+	name  string
+	value func(m *engram.Memory) any
 }{
-	{"confidence", "double precision", func(m *engram.Memory) any { return m.Confidence }},
-	{"reward", "double precision", func(m *engram.Memory) any { return m.Reward }},
-	{"up_count", "bigint", func(m *engram.Memory) any { return m.UpCount }},
-	{"down_count", "bigint", func(m *engram.Memory) any { return m.DownCount }},
-	{"stability", "double precision", func(m *engram.Memory) any { return m.Stability }},
-	{"needs_revision", "boolean", func(m *engram.Memory) any { return m.NeedsRevision }},
-	{"reinforced_at", "timestamptz", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
-	{"learned", "text", func(m *engram.Memory) any { return m.Learned }},
-	{"updated_at", "timestamptz", func(m *engram.Memory) any { return m.UpdatedAt }},
-	{"version", "bigint", func(m *engram.Memory) any { return m.Version }},
+	{"confidence", func(m *engram.Memory) any { return m.Confidence }},
+	{"reward", func(m *engram.Memory) any { return m.Reward }},
+	{"up_count", func(m *engram.Memory) any { return m.UpCount }},
+	{"down_count", func(m *engram.Memory) any { return m.DownCount }},
+	{"stability", func(m *engram.Memory) any { return m.Stability }},
+	{"needs_revision", func(m *engram.Memory) any { return m.NeedsRevision }},
+	{"reinforced_at", func(m *engram.Memory) any { return m.ReinforcedAt.UTC() }},
+	{"learned", func(m *engram.Memory) any { return m.Learned }},
+	{"updated_at", func(m *engram.Memory) any { return m.UpdatedAt }},
+	{"version", func(m *engram.Memory) any { return m.Version }},
 }
 
+// updateCreditedSQL writes creditColumns of the rows given as arrays
+// (PostgreSQL), each at the version it was read at (base). One text for
+// any number of rows, so that the statement is planned once per
+// connection; a CASE on the row per column was a new statement, parsed
+// and planned, for every group.
+const updateCreditedSQL = `UPDATE memories AS m SET confidence = u.confidence, reward = u.reward, up_count = u.up_count,
+	down_count = u.down_count, stability = u.stability, needs_revision = u.needs_revision, reinforced_at = u.reinforced_at,
+	learned = u.learned, updated_at = u.updated_at, version = u.version
+FROM unnest($1::bigint[], $2::bigint[], $3::double precision[], $4::double precision[], $5::bigint[], $6::bigint[],
+	$7::double precision[], $8::boolean[], $9::timestamptz[], $10::text[], $11::timestamptz[], $12::bigint[])
+	AS u(seq, base, confidence, reward, up_count, down_count, stability, needs_revision, reinforced_at, learned, updated_at, version)
+WHERE m.seq = u.seq AND m.version = u.base`
+
 // updateCredited writes the credited memories' learned fields and
-// version in one statement (a CASE on the row per column), each row at
-// the version it was read at (base). The rows are locked (PostgreSQL) or the writer is
-// alone (SQLite), so none can have moved since it was read; a row that
-// did is a lost race, retried.
+// version in one statement, each row at the version it was read at
+// (base). The rows are locked (PostgreSQL) or the writer is alone
+// (SQLite), so none can have moved since it was read; a row that did is
+// a lost race, retried.
 func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 	if len(moved) == 0 {
 		return nil
@@ -48,33 +61,25 @@ func (db *DB) updateCredited(tx *gorm.DB, moved []creditedRow) error {
 	if db.dialect.name() == "sqlite" {
 		return updateCreditedEach(tx, moved)
 	}
-	var q strings.Builder
-	args := make([]any, 0, (2*len(creditColumns)+2)*len(moved))
-	q.WriteString("UPDATE memories SET ")
-	for i, c := range creditColumns {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(c.name + " = CASE seq")
-		for _, r := range moved {
-			q.WriteString(" WHEN ? THEN " + db.dialect.param(c.typ))
-			args = append(args, r.seq, c.value(r.m))
-		}
-		q.WriteString(" END")
-	}
-	q.WriteString(" WHERE ")
+	n := len(moved)
+	seqs, bases, ups, downs, versions := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	confidences, rewards, stabilities := make([]float64, n), make([]float64, n), make([]float64, n)
+	revisions, learned := make([]bool, n), make([]string, n)
+	reinforced, updated := make([]time.Time, n), make([]time.Time, n)
 	for i, r := range moved {
-		if i > 0 {
-			q.WriteString(" OR ")
-		}
-		q.WriteString("(seq = ? AND version = ?)")
-		args = append(args, r.seq, r.base)
+		m := r.m
+		seqs[i], bases[i], ups[i], downs[i], versions[i] = r.seq, r.base, m.UpCount, m.DownCount, m.Version
+		confidences[i], rewards[i], stabilities[i] = m.Confidence, m.Reward, m.Stability
+		revisions[i], learned[i], reinforced[i], updated[i] = m.NeedsRevision, m.Learned, m.ReinforcedAt.UTC(), m.UpdatedAt
 	}
-	res := tx.Exec(q.String(), args...)
-	if res.Error != nil {
-		return fmt.Errorf("store: credit memories: %w", res.Error)
+	// Through the connection itself: gorm would spread the slices into
+	// lists of parameters; the driver sends them as arrays.
+	res, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context, updateCreditedSQL, seqs, bases, confidences, rewards, ups, downs,
+		stabilities, revisions, reinforced, learned, updated, versions)
+	if err != nil {
+		return fmt.Errorf("store: credit memories: %w", err)
 	}
-	if res.RowsAffected != int64(len(moved)) {
+	if got, err := res.RowsAffected(); err != nil || got != int64(n) {
 		return errRetry
 	}
 	return nil

@@ -44,9 +44,11 @@ const maxGroup = 32
 // again from its start, with the growing back-off of retry; any other
 // failure of the group is every member's answer.
 //
-// On PostgreSQL the group first locks, in id order, every memory the
-// recalls it credits injected, so that groups of several servers take
-// those row locks in one order, as single feedbacks do.
+// The group first writes the recalls its members claimed and reads what
+// they would each read at their start (prefetchGroup); on PostgreSQL it
+// locks, in id order, every memory the recalls it credits injected, so
+// that groups of several servers take those row locks in one order, as
+// single feedbacks do.
 type feedbackGroups struct {
 	db      *DB
 	mu      sync.Mutex
@@ -223,12 +225,10 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 		if err := db.claimPending(tx, batch); err != nil {
 			return err
 		}
-		if !alone {
-			if err := db.lockGroupMemories(tx, batch); err != nil {
-				return err
-			}
-		}
 		g, help, writes, reads := newGroupLearning(), newHelpReads(), newGroupWrites(), newGroupReads(batch, db.dialect.name() == "postgres")
+		if err := db.prefetchGroup(tx, tenant, batch, writes, help); err != nil {
+			return err
+		}
 		var events []eventRow
 		for _, m := range batch {
 			if m.err != nil { // a pending feedback another transaction holds
@@ -298,9 +298,6 @@ func (db *DB) writeGroup(tenant string, batch []*feedbackMember, savepoints bool
 // it succeeded.
 func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads,
 	writes *groupWrites, reads *groupReads) (*engram.FeedbackResult, *feedbackTx, error) {
-	if err := insertRecall(tx, m.claimed); err != nil {
-		return nil, nil, err
-	}
 	t := db.newFeedbackTx(tx, tenant, m, g, help, writes)
 	t.reads = reads
 	res, err := m.fn(ctx, t)
@@ -313,19 +310,42 @@ func (db *DB) applyFeedback(ctx context.Context, tx *gorm.DB, tenant string, m *
 	return res, t, nil
 }
 
-// lockGroupMemories locks, in id order, the memories the recalls of the
-// group's feedbacks injected (PostgreSQL; SQLite has one writer).
-func (db *DB) lockGroupMemories(tx *gorm.DB, batch []*feedbackMember) error {
-	if db.dialect.name() != "postgres" {
-		return nil
+// prefetchGroup does at once, for all the members of a group, what each
+// would do for itself at its start: it writes the recalls they claimed
+// (kept even when a member fails: a recall was served whatever is said
+// of it), reads the memories their recalls injected into the group's
+// view (writes; locked on PostgreSQL, in id order, so that groups of
+// several servers take those row locks in one order, as single feedbacks
+// do; SQLite has one writer) and reads those memories' helpfulness rows
+// into help. A member's LockMemories and FindHelpEvidence then read
+// nothing: on PostgreSQL each of those reads was a round trip per member
+// while the group held its locks.
+func (db *DB) prefetchGroup(tx *gorm.DB, tenant string, batch []*feedbackMember, writes *groupWrites, help *helpReads) error {
+	var claimed []*recallRow
+	for _, m := range batch {
+		if m.err == nil && m.claimed != nil {
+			claimed = append(claimed, m.claimed)
+		}
+	}
+	if err := insertRecalls(tx, claimed); err != nil {
+		return err
 	}
 	ids := groupMemoryIDs(batch)
 	if len(ids) == 0 {
 		return nil
 	}
-	var locked []string
-	if err := db.dialect.forUpdate(tx.Model(&memoryRow{})).Where("id IN ?", ids).Order("id").Pluck("id", &locked).Error; err != nil {
-		return err
+	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
+	if err != nil {
+		return fmt.Errorf("store: memories to credit: %w", err)
 	}
-	return nil
+	mems := make([]*engram.Memory, 0, len(rows))
+	for i := range rows {
+		if rows[i].TenantID != tenant {
+			continue
+		}
+		m := rows[i].toMemory()
+		writes.mems[m.ID] = &pendingMemory{seq: rows[i].Seq, m: m}
+		mems = append(mems, m)
+	}
+	return help.prefetch(tx, tenant, mems)
 }

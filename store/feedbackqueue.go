@@ -141,11 +141,17 @@ func (p *pendingQueue) commit(batch []*queued) {
 func (db *DB) writePending(tx *gorm.DB, batch []*queued) error {
 	first := map[[2]string]*queued{}
 	var rows []pendingRow
+	var claimed []*recallRow
+	for _, q := range batch {
+		if q.claimed != nil {
+			claimed = append(claimed, q.claimed)
+		}
+	}
+	if err := insertRecalls(tx, claimed); err != nil {
+		return err
+	}
 	for _, q := range batch {
 		q.out, q.err = nil, nil
-		if err := insertRecall(tx, q.claimed); err != nil {
-			return err
-		}
 		r := q.row
 		if r.IdempotencyKey != "" {
 			k := [2]string{r.TenantID, r.IdempotencyKey}

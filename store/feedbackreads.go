@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,20 +22,20 @@ import (
 // from here, with what the group's earlier members added on top (as
 // before: groupLearning, groupWrites.credits).
 //
-// The credits are read on PostgreSQL alone, where each statement is a
-// round trip, for each rater on the memories the recalls of its
-// members injected (pairs: a read of every rater on every memory of the
-// group would cost a group of n feedbacks on n recalls n times the
+// The credits are read for each rater on the memories the recalls of
+// its members injected (pairs: a read of every rater on every memory of
+// the group would cost a group of n feedbacks on n recalls n times the
 // index lookups of its members' own reads), which the group locked
-// before its first member ran (see lockGroupMemories): a credit another
+// before its first member ran (see prefetchGroup): a credit another
 // server commits to one of them commits before the group has its lock,
 // so the read sees it, as a member's own read under its locks did. A
 // member whose memories or window the read does not cover (a vote on
-// another memory, a reflection), and every member on SQLite, counts for
-// itself, as a lone feedback does.
+// another memory, a reflection) counts for itself, as a lone feedback
+// does.
 type groupReads struct {
-	raters []string                   // the raters the group's members name, sorted
-	pairs  map[string]map[string]bool // rater → the memories its credits are read on (PostgreSQL)
+	raters   []string                   // the raters the group's members name, sorted
+	pairs    map[string]map[string]bool // rater → the memories its credits are read on
+	postgres bool                       // the store is PostgreSQL (see readPairs)
 
 	reps     map[string]reputationRow // as read, by rater; none: no row
 	readReps bool
@@ -51,13 +52,13 @@ type creditSeen struct {
 }
 
 // newGroupReads returns the reads of a group of several members; nil
-// for a lone one, which reads for itself. credits: read the raters'
-// credits for the group too (see groupReads).
-func newGroupReads(batch []*feedbackMember, credits bool) *groupReads {
+// for a lone one, which reads for itself. postgres: the store is
+// PostgreSQL.
+func newGroupReads(batch []*feedbackMember, postgres bool) *groupReads {
 	if len(batch) < 2 {
 		return nil
 	}
-	r := &groupReads{pairs: map[string]map[string]bool{}}
+	r := &groupReads{pairs: map[string]map[string]bool{}, postgres: postgres}
 	for _, m := range batch {
 		if m.rater == "" {
 			continue
@@ -65,7 +66,7 @@ func newGroupReads(batch []*feedbackMember, credits bool) *groupReads {
 		if !slices.Contains(r.raters, m.rater) {
 			r.raters = append(r.raters, m.rater)
 		}
-		if !credits || m.recall == nil || m.recallID == "" {
+		if m.recall == nil || m.recallID == "" {
 			continue
 		}
 		ids := r.pairs[m.rater]
@@ -169,6 +170,12 @@ const readCreditsSQL = `SELECT p.rater, c.memory_id, c.created_at FROM unnest($1
 CROSS JOIN LATERAL (SELECT memory_id, created_at FROM feedback_credits
 	WHERE tenant_id = $3 AND memory_id = p.memory_id AND rater = p.rater AND applied) c`
 
+// readCreditsSQLite reads the applied credits of the raters of $3 on
+// the memories of $2 after $4 (SQLite), from the index on (tenant,
+// memory, rater, created_at); readPairs keeps those of r's pairs.
+const readCreditsSQLite = `SELECT rater, memory_id, created_at FROM feedback_credits
+	WHERE tenant_id = ? AND memory_id IN ? AND rater IN ? AND created_at > ? AND applied`
+
 // readPairs reads the credits of r's pairs after since, in one statement.
 func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) error {
 	var raters, ids []string
@@ -177,9 +184,17 @@ func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) erro
 			raters, ids = append(raters, rater), append(ids, id)
 		}
 	}
-	// Through the connection itself: gorm would spread the slices into
-	// lists of parameters; the driver sends them as arrays.
-	rows, err := tx.Statement.ConnPool.QueryContext(tx.Statement.Context, readCreditsSQL, raters, ids, tenant)
+	var rows *sql.Rows
+	var err error
+	if r.postgres {
+		// Through the connection itself: gorm would spread the slices
+		// into lists of parameters; the driver sends them as arrays.
+		rows, err = tx.Statement.ConnPool.QueryContext(tx.Statement.Context, readCreditsSQL, raters, ids, tenant)
+	} else {
+		mems := slices.Clone(ids)
+		slices.Sort(mems)
+		rows, err = tx.Raw(readCreditsSQLite, tenant, slices.Compact(mems), r.raters, since).Rows()
+	}
 	if err != nil {
 		return fmt.Errorf("store: rater credits: %w", err)
 	}
@@ -191,7 +206,7 @@ func (r *groupReads) readPairs(tx *gorm.DB, tenant string, since time.Time) erro
 		if err := rows.Scan(&rater, &c.memoryID, &c.at); err != nil {
 			return fmt.Errorf("store: rater credits: %w", err)
 		}
-		if c.at.After(since) {
+		if c.at.After(since) && r.pairs[rater][c.memoryID] {
 			r.credits[rater] = append(r.credits[rater], c)
 		}
 	}

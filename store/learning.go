@@ -102,22 +102,7 @@ func helpEvidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[
 
 // evidence is helpEvidence, reading through c (nil: no cache).
 func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, pending map[string]*helpRow) (map[string]engram.HelpEvidence, error) {
-	keys := make([]string, 0, 2*len(mems)+1)
-	keys = append(keys, engram.AllFeatures)
-	origins := make([]string, len(mems))
-	features := make([][]string, len(mems))
-	seen := map[string]bool{}
-	for i, m := range mems {
-		k := c.kindsOf(m)
-		origins[i], features[i] = k.origin, k.features
-		keys = append(keys, m.ID)
-		for _, k := range append([]string{origins[i]}, features[i]...) {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
+	keys, origins, features := c.evidenceKeys(mems)
 	rows, err := c.load(g, tenant, keys, pending)
 	if err != nil {
 		return nil, err
@@ -141,6 +126,40 @@ func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, p
 		out[m.ID] = e
 	}
 	return out, nil
+}
+
+// evidenceKeys returns the memory_help keys evidence reads for mems
+// (besides those load adds), and each memory's origin and features.
+func (c *helpReads) evidenceKeys(mems []*engram.Memory) (keys, origins []string, features [][]string) {
+	keys = make([]string, 0, 2*len(mems)+1)
+	keys = append(keys, engram.AllFeatures)
+	origins = make([]string, len(mems))
+	features = make([][]string, len(mems))
+	seen := map[string]bool{}
+	for i, m := range mems {
+		k := c.kindsOf(m)
+		origins[i], features[i] = k.origin, k.features
+		keys = append(keys, m.ID)
+		for _, k := range append([]string{origins[i]}, features[i]...) {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys, origins, features
+}
+
+// prefetch reads into c, in one statement and the main origin's, the
+// rows evidence reads for mems, so that the group's feedbacks judging
+// any of them read nothing themselves.
+func (c *helpReads) prefetch(g *gorm.DB, tenant string, mems []*engram.Memory) error {
+	keys, _, _ := c.evidenceKeys(mems)
+	if _, err := c.load(g, tenant, keys, nil); err != nil {
+		return err
+	}
+	_, err := c.main(g, tenant)
+	return err
 }
 
 // mainOrigin returns the evidence of the tenant's main origin: of the

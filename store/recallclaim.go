@@ -26,7 +26,7 @@ const claimLimbo = 10 * time.Second
 
 // claim returns the row of a recall of tenant still in the open batch,
 // for a transaction that needs the recall to write it itself
-// (insertRecall) rather than wait for the batch: the row leaves the batch,
+// (insertRecalls) rather than wait for the batch: the row leaves the batch,
 // which so never waits for that transaction. A recall claimed before is
 // returned again; one in a batch being committed is not claimed (await
 // waits for it).
@@ -106,13 +106,13 @@ func (w *recallWriter) checkClaims(final bool) {
 	}
 }
 
-// insertRecall writes a claimed recall row inside tx, unless it is
-// there already.
-func insertRecall(tx *gorm.DB, row *recallRow) error {
-	if row == nil {
+// insertRecalls writes claimed recall rows inside tx, in one statement,
+// but for those there already.
+func insertRecalls(tx *gorm.DB, rows []*recallRow) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rows).Error; err != nil {
 		return fmt.Errorf("store: save recall: %w", err)
 	}
 	return nil
@@ -120,7 +120,7 @@ func insertRecall(tx *gorm.DB, row *recallRow) error {
 
 // readyRecall prepares a write that names a recall: a recall of this
 // process still queued is claimed (returned twice: for the write's
-// transaction to insert with insertRecall, and as the recall it names);
+// transaction to insert with insertRecalls, and as the recall it names);
 // any other is waited for (awaitRecall) and returned as found, or nil. A
 // recall row never changes once written, so the write need not read it
 // again in its transaction; nil leaves the lookup (and its ENOTFOUND) to

@@ -74,6 +74,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	keep := fs.String("keep", "", "store the benchmark database in this directory instead of a temporary one")
 	clients := fs.Int("clients", 32, "load: concurrent clients")
 	asyncFeedback := fs.Bool("async-feedback", false, "load: the servers answer feedback 202 once queued (feedback.async)")
+	feedbackOnly := fs.Bool("feedback-only", false, "load: feedback alone, each client rating one recall made before the clock starts")
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
@@ -122,7 +123,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		cfg.Feedback.Async = cfg.Feedback.Async || *asyncFeedback
-		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories}, stdout)
+		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories, FeedbackOnly: *feedbackOnly}, stdout)
 	}
 	if verb == "users" {
 		if *users < 1 || *perUser < 1 || *tenants < 1 || *perTenant < 1 || *sample < 1 || *warmRounds < 1 {
@@ -342,7 +343,7 @@ var benchFlags = map[string][]string{
 	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share", "distrust-share"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
-	"load":      {"clients", "duration", "servers", "seed", "async-feedback"},
+	"load":      {"clients", "duration", "servers", "seed", "async-feedback", "feedback-only"},
 	"reflect":   {"data", "sizes", "feedback-events"},
 	"users":     {"users", "per-user", "tenants", "per-tenant", "sample", "warm-rounds", "budget"},
 	"router":    {"data"},

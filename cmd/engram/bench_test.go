@@ -40,6 +40,18 @@ func TestLoadHarness(t *testing.T) {
 				t.Errorf("no %q in\n%s", want, out.String())
 			}
 		}
+		// Feedback alone: every request a thumb, every one answered 201.
+		out.Reset()
+		opt.FeedbackOnly = true
+		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{2}, opt, &out); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "error (") || strings.Contains(out.String(), "| recall |") || strings.Contains(out.String(), "| create |") {
+			t.Errorf("feedback alone:\n%s", out.String())
+		}
+		if !strings.Contains(out.String(), "| "+engine+" | 2 | 6 |  | feedback |") {
+			t.Errorf("no feedback row in\n%s", out.String())
+		}
 	})
 }
 
