@@ -99,13 +99,14 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if o.Tokens == nil {
 		return nil, errors.New("store: a token counter is required")
 	}
+	const slow = 500 * time.Millisecond
 	gcfg := &gorm.Config{
-		Logger: logger.NewSlogLogger(o.Logger.With("component", "gorm"), logger.Config{
-			SlowThreshold:             500 * time.Millisecond,
+		Logger: quietLogger{slow: slow, Interface: logger.NewSlogLogger(o.Logger.With("component", "gorm"), logger.Config{
+			SlowThreshold:             slow,
 			LogLevel:                  logger.Warn,
 			IgnoreRecordNotFoundError: true,
 			ParameterizedQueries:      true, // never log bound values
-		}),
+		})},
 		NowFunc:                func() time.Time { return o.Now().UTC() },
 		SkipDefaultTransaction: true,
 	}
