@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -37,18 +39,57 @@ func newHelpReads() *helpReads {
 	return &helpReads{byKey: map[string]*helpRow{}, kinds: map[string]memoryKinds{}}
 }
 
-// kindsOf returns m's origin and features, computed once per c.
+// kindsOf returns m's origin and features, computed once per c (nil:
+// once per version of m in the process, see kindsCache).
 func (c *helpReads) kindsOf(m *engram.Memory) memoryKinds {
-	if c != nil {
-		if k, ok := c.kinds[m.ID]; ok {
-			return k
-		}
+	if c == nil {
+		return processKinds.get(m)
+	}
+	if k, ok := c.kinds[m.ID]; ok {
+		return k
 	}
 	k := memoryKinds{origin: m.Origin(), features: m.Features()}
-	if c != nil {
-		c.kinds[m.ID] = k
-	}
+	c.kinds[m.ID] = k
 	return k
+}
+
+// kindsCache keeps memories' origins and features by id, for the version
+// (and time) of the memory they were computed from: every recall reads
+// its candidates' helpfulness by kind, and computing the kinds of fifty
+// candidates was a twentieth of a server's CPU under load. Past
+// kindsCacheMax entries it starts again empty.
+type kindsCache struct {
+	mu sync.Mutex
+	m  map[string]cachedKinds
+}
+
+type cachedKinds struct {
+	version int64
+	updated time.Time
+	kinds   memoryKinds
+}
+
+const kindsCacheMax = 200_000
+
+// processKinds is the process's kindsCache: the kinds are a function of
+// a memory's version, whatever the store or tenant.
+var processKinds = &kindsCache{m: map[string]cachedKinds{}}
+
+func (k *kindsCache) get(m *engram.Memory) memoryKinds {
+	k.mu.Lock()
+	c, ok := k.m[m.ID]
+	k.mu.Unlock()
+	if ok && c.version == m.Version && c.updated.Equal(m.UpdatedAt) {
+		return c.kinds
+	}
+	kinds := memoryKinds{origin: m.Origin(), features: m.Features()}
+	k.mu.Lock()
+	if len(k.m) >= kindsCacheMax {
+		k.m = map[string]cachedKinds{}
+	}
+	k.m[m.ID] = cachedKinds{version: m.Version, updated: m.UpdatedAt, kinds: kinds}
+	k.mu.Unlock()
+	return kinds
 }
 
 // rows returns a copy of the rows of keys that exist, by key, reading
