@@ -39,12 +39,17 @@ const maxFeatureTags = 4
 // of its text (a list of words, a question, a template with a slot, a
 // sentence), its share of function words (a bag of keywords has none),
 // its first word (a "Keywords:" label; not a speaker's name) and
-// first two words after a "Speaker:" prefix, and how it
+// first two words after a "Speaker:" prefix, whether it is in a
+// speaker's voice (its text opens with one of its tags as a label, the
+// form of a conversation's episode) or not, and how it
 // was written (its source's kind). Feedback adds to the evidence of every
 // feature of the memories it judges, so what answers teach about one
 // kind of memory reaches memories of that kind nobody has judged yet;
 // the memory's own evidence (under its id) is the residual. Only fields
 // the feedback's locked read fills are used (no summary, data or context).
+// The voice is the form, not the speaker: a note an extractor wrote
+// beside a conversation's turns ("Remember to ask about …") is none
+// whatever its wording, while which speaker said a turn stays unread.
 // A speaker is not a feature either: neither the tag its text opens
 // with ("Caroline: …" tagged Caroline) nor that first word. The
 // speaker-aware read (learning/speaker.go) fills a recall that names a
@@ -89,6 +94,11 @@ func (m *Memory) Features() []string {
 	if first, _ := leading(m.Content); first != "" && speaker == "" {
 		out = append(out, FeaturePrefix+"lead1="+first)
 	}
+	voice := "speaker"
+	if speaker == "" {
+		voice = "none"
+	}
+	out = append(out, FeaturePrefix+"voice="+voice)
 	if _, two := leading(text); two != "" {
 		out = append(out, FeaturePrefix+"lead2="+two)
 	}

@@ -17,12 +17,12 @@ func TestMemoryFeatures(t *testing.T) {
 		want []string
 	}{
 		{"keyword list", engram.Memory{Content: "Keywords: tea, milk, sugar, kettle", Type: "note", Category: "life"},
-			[]string{"type=note", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none", "stop=none"}},
+			[]string{"type=note", "shape=list", "len=tiny", "lead1=keywords", "lead2=tea milk", "write=none", "stop=none", "voice=none"}},
 		{"keywords without separators", engram.Memory{Content: "Topics mentioned: pottery class painting sunset beach (see later)"},
 			[]string{"stop=none", "lead1=topics"}},
 		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
 			Source: []byte(`{"kind":"session","name":"s1"}`)},
-			[]string{"shape=question", "lead2=how was", "write=session", "stop=many"}},
+			[]string{"shape=question", "lead2=how was", "write=session", "stop=many", "voice=speaker"}},
 		{"template", engram.Memory{Content: "The user's favourite colour is {colour}.", Key: "/user/colour", Source: []byte(`"api:import"`)},
 			[]string{"shape=template", "key=user", "write=string:api"}},
 		{"Chinese sentence", engram.Memory{Content: "用户喜欢在周末去公园跑步，然后喝一杯咖啡。"},

@@ -186,3 +186,71 @@ func TestRetiredFeaturesLeftOut(t *testing.T) {
 		}
 	})
 }
+
+// TestLearnedVoiceShared: notes written beside a conversation's turns,
+// in no speaker's voice, teach the model that kind whatever their
+// wording: after answers went wrong with two wordings and right with the
+// turns, a note in a third wording nobody judged sinks on a second server
+// on the same database and after a restart, its breakdown naming the
+// voice, while an unjudged turn keeps its score.
+func TestLearnedVoiceShared(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		a := storetest.OpenWith(t, o)
+		b := storetest.OpenWith(t, o)
+		ctxA := storetest.Tenant(t, a, "acme")
+		fb := feedbackOn(t, a)
+		for i := range 30 {
+			for _, v := range []struct {
+				content, thumb string
+				tags           []string
+			}{
+				{fmt.Sprintf("Keywords: tea%d, milk, sugar, kettle", i), engram.ThumbDown, nil},
+				{fmt.Sprintf("TODO pottery%d / painting / beach", i), engram.ThumbDown, nil},
+				{fmt.Sprintf("Caroline: I moved to Lisbon in spring %d and I work as a nurse there.", 2000+i), engram.ThumbUp, []string{"Caroline"}},
+			} {
+				res, err := a.CreateMemory(ctxA, &engram.Memory{Content: v.content, Tags: v.tags, Category: "life", Type: "dialog_turn"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := saveRecall(t, ctxA, a, res.Memory)
+				if _, err := fb.SubmitFeedback(ctxA, engram.FeedbackInput{RecallID: rec.ID, Thumb: v.thumb,
+					Rater: fmt.Sprintf("user%d", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		voice := engram.FeaturePrefix + "voice=none"
+		check := func(name string, ctx context.Context, db *store.DB) {
+			t.Helper()
+			note, err := db.CreateMemory(ctx, &engram.Memory{Content: "Remember to ask about the pottery class and the beach trip?",
+				Category: "life", Type: "dialog_turn"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turn, err := db.CreateMemory(ctx, &engram.Memory{Content: "Melanie: We went camping by the lake with the kids last week.",
+				Tags: []string{"Melanie"}, Category: "life", Type: "dialog_turn"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			help, err := db.FindHelpfulness(ctx, []*engram.Memory{note.Memory, turn.Memory})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nf, top := featureScorer().Features(help[note.Memory.ID])
+			tf, _ := featureScorer().Features(help[turn.Memory.ID])
+			named := slices.ContainsFunc(top, func(f engram.FeatureWeight) bool { return f.Feature == voice && f.Weight < 0 })
+			if !(nf < 0.7) || tf != 1 || !named {
+				t.Errorf("%s: unjudged note factor %.3f (want < 0.7), turn %.3f (want 1), top features %+v", name, nf, tf, top)
+			}
+		}
+		check("second server", storetest.Tenant(t, b, "acme"), b)
+		for _, db := range []*store.DB{a, b} {
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := storetest.OpenWith(t, o)
+		check("after a restart", storetest.Tenant(t, c, "acme"), c)
+	})
+}

@@ -53,7 +53,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
-	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported); knowledge: comma-separated seeds (1 tunes; 2-5 are reported)")
+	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported; 41-50 are held out for a final report); knowledge: comma-separated seeds (1 tunes; 2-5 are reported)")
 	entities := fs.Int("entities", 2000, "knowledge: people in the generated tenant (each with 4 facts; a quarter change one)")
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
