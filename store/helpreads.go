@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"fmt"
 	"sync"
 	"time"
@@ -159,26 +158,12 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 	return top, nil
 }
 
-// helpColumns are the memory_help columns readHelpRows scans.
-const helpColumns = `memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at`
-
 // readHelpRows reads the memory_help rows of keys, scanning the columns
 // itself: every recall reads its candidates' rows, and gorm's scan by
-// reflection took as long as the statement. On PostgreSQL the keys go as
-// one array: a list of a hundred-odd parameters, a new statement text
-// for every count, was parsed and planned anew on most recalls, and was
-// the database's largest share of CPU under bench load.
+// reflection took as long as the statement.
 func readHelpRows(g *gorm.DB, tenant string, keys []string) ([]helpRow, error) {
-	var rs *sql.Rows
-	var err error
-	if g.Dialector.Name() == "postgres" {
-		// Through the connection itself: gorm would spread the slice into
-		// a list of parameters; the driver sends it as an array.
-		rs, err = g.Statement.ConnPool.QueryContext(g.Statement.Context,
-			`SELECT `+helpColumns+` FROM memory_help WHERE tenant_id = $1 AND memory_id = ANY($2)`, tenant, keys)
-	} else {
-		rs, err = g.Raw(`SELECT `+helpColumns+` FROM memory_help WHERE tenant_id = ? AND memory_id IN ?`, tenant, keys).Rows()
-	}
+	rs, err := g.Raw(`SELECT memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at
+		FROM memory_help WHERE tenant_id = ? AND memory_id IN ?`, tenant, keys).Rows()
 	if err != nil {
 		return nil, err
 	}
