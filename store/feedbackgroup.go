@@ -334,9 +334,20 @@ func (db *DB) prefetchGroup(tx *gorm.DB, tenant string, batch []*feedbackMember,
 	if len(ids) == 0 {
 		return nil
 	}
+	mems, err := db.lockCredited(tx, tenant, ids, writes)
+	if err != nil {
+		return err
+	}
+	return help.prefetch(tx, tenant, mems)
+}
+
+// lockCredited reads the memories ids (sorted) as a credit reads them,
+// locked on PostgreSQL in id order, by id alone (rows of other tenants
+// are dropped after the read), into w, and returns them.
+func (db *DB) lockCredited(tx *gorm.DB, tenant string, ids []string, w *groupWrites) ([]*engram.Memory, error) {
 	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
 	if err != nil {
-		return fmt.Errorf("store: memories to credit: %w", err)
+		return nil, fmt.Errorf("store: memories to credit: %w", err)
 	}
 	mems := make([]*engram.Memory, 0, len(rows))
 	for i := range rows {
@@ -344,8 +355,8 @@ func (db *DB) prefetchGroup(tx *gorm.DB, tenant string, batch []*feedbackMember,
 			continue
 		}
 		m := rows[i].toMemory()
-		writes.mems[m.ID] = &pendingMemory{seq: rows[i].Seq, m: m}
+		w.mems[m.ID] = &pendingMemory{seq: rows[i].Seq, m: m}
 		mems = append(mems, m)
 	}
-	return help.prefetch(tx, tenant, mems)
+	return mems, nil
 }

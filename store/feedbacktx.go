@@ -168,17 +168,10 @@ func (t *feedbackTx) LockMemories(_ context.Context, ids []string) ([]*engram.Me
 		}
 	}
 	if len(missing) > 0 {
-		rows, err := findCredited(t.db.dialect.forUpdate(t.tx).Where("id IN ?", missing).Order("id"))
-		if err != nil {
-			return nil, fmt.Errorf("store: memories to credit: %w", err)
-		}
-		for i := range rows {
-			if rows[i].TenantID != t.tenant {
-				continue
-			}
-			// The feedback's own until it succeeds: rolled back to its
-			// savepoint, it gives up the row's lock (PostgreSQL) too.
-			t.writes.mems[rows[i].ID] = &pendingMemory{seq: rows[i].Seq, m: rows[i].toMemory()}
+		// The feedback's own until it succeeds: rolled back to its
+		// savepoint, it gives up the rows' locks (PostgreSQL) too.
+		if _, err := t.db.lockCredited(t.tx, t.tenant, missing, t.writes); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]*engram.Memory, 0, len(ids))
