@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,6 +42,10 @@ const checkpointInterval = 200 * time.Millisecond
 type checkpointer struct {
 	conn *sql.DB
 	log  *slog.Logger
+	// mu is held through each of its checkpoints and by
+	// DB.checkpointTruncate's: of two checkpoints at once SQLite runs
+	// one and answers the other busy, in its result row, not as an error.
+	mu   sync.Mutex
 	stop chan struct{}
 	done sync.WaitGroup
 	once sync.Once
@@ -62,8 +69,11 @@ func (c *checkpointer) run() {
 		case <-c.stop:
 			return
 		case <-t.C:
+			c.mu.Lock()
 			var busy, frames, copied int
-			if err := c.conn.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+			err := c.conn.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+			c.mu.Unlock()
+			if err != nil {
 				c.log.Warn("checkpoint failed", "err", err)
 			}
 		}
@@ -79,4 +89,33 @@ func (c *checkpointer) close() error {
 		c.err = c.conn.Close()
 	})
 	return c.err
+}
+
+// checkpointTruncate copies the whole write-ahead log into the database
+// file and truncates the log (SQLite), after any checkpoint of the
+// checkpointer, and fails when readers kept it from completing after a
+// few tries (SQLite answers that busy in the result row, not as an
+// error): forgetting a user relies on it to leave no old page in the log.
+func (db *DB) checkpointTruncate(ctx context.Context) error {
+	if db.checkpoints != nil {
+		db.checkpoints.mu.Lock()
+		defer db.checkpoints.mu.Unlock()
+	}
+	for try := 0; ; try++ {
+		var busy, frames, copied int
+		if err := db.w.WithContext(ctx).Raw(`PRAGMA wal_checkpoint(TRUNCATE)`).Row().Scan(&busy, &frames, &copied); err != nil {
+			return fmt.Errorf("store: checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if try == 4 {
+			return errors.New("store: checkpoint: the write-ahead log stayed in use by readers")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

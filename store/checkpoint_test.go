@@ -47,3 +47,31 @@ func TestCheckpointOffWriter(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestCheckpointTruncateBesideCheckpointer: a truncating checkpoint (what
+// forgetting a user relies on) empties the write-ahead log whenever it
+// runs, even at the moment the store's own checkpointer runs one: SQLite
+// answers the second of two checkpoints busy, not with an error.
+func TestCheckpointTruncateBesideCheckpointer(t *testing.T) {
+	o := storetest.Options(t, "sqlite")
+	db := storetest.OpenWith(t, o)
+	ctx := storetest.Tenant(t, db, "ckpt")
+	wal := filepath.Join(o.DataDir, "engram.db-wal")
+	for i := range 40 {
+		ms := make([]*engram.Memory, 200)
+		for j := range ms {
+			ms[j] = &engram.Memory{Content: fmt.Sprintf("round %d memory %d: %0*d", i, j, 500, j), Category: "work"}
+		}
+		if _, err := db.CreateMemories(ctx, ms); err != nil {
+			t.Fatal(err)
+		}
+		// Land anywhere in the checkpointer's interval.
+		time.Sleep(time.Duration(i*37%200) * time.Millisecond)
+		if err := db.CheckpointTruncate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(wal); err != nil || st.Size() != 0 {
+			t.Fatalf("round %d: the write-ahead log holds %d bytes after a truncating checkpoint (%v)", i, st.Size(), err)
+		}
+	}
+}

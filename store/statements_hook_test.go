@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,3 +95,6 @@ func (db *DB) CountStatementsLike(prefix string, fn func()) int64 {
 	fn()
 	return c.n.Load()
 }
+
+// CheckpointTruncate is checkpointTruncate, for the external tests.
+func (db *DB) CheckpointTruncate(ctx context.Context) error { return db.checkpointTruncate(ctx) }

@@ -146,8 +146,8 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 		if err := db.w.WithContext(ctx).Exec(`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`).Error; err != nil {
 			return nil, nil, fmt.Errorf("store: forget user: merge full-text index: %w", err)
 		}
-		if err := db.w.WithContext(ctx).Exec(`PRAGMA wal_checkpoint(TRUNCATE)`).Error; err != nil {
-			return nil, nil, fmt.Errorf("store: forget user: checkpoint: %w", err)
+		if err := db.checkpointTruncate(ctx); err != nil {
+			return nil, nil, fmt.Errorf("store: forget user: %w", err)
 		}
 	}
 	return res, ids, nil
