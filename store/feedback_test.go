@@ -53,9 +53,16 @@ type fbFixture struct {
 
 func newFBFixture(t *testing.T, engine string) *fbFixture {
 	t.Helper()
+	return newFBFixtureWith(t, engine, func(*store.Options) {})
+}
+
+// newFBFixtureWith is newFBFixture on a store whose options tune sets.
+func newFBFixtureWith(t *testing.T, engine string, tune func(*store.Options)) *fbFixture {
+	t.Helper()
 	clock := &fbClock{}
 	o := storetest.Options(t, engine)
 	o.Now = clock.Now
+	tune(&o)
 	db := storetest.OpenWith(t, o)
 	scoring := learning.NewScoreConfig(configs.Default().Scoring)
 	if err := scoring.Validate(); err != nil {
