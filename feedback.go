@@ -268,6 +268,12 @@ type HelpEvidence struct {
 	// Kinds is the evidence of every memory's features (AllFeatures),
 	// the reference a feature's is compared with.
 	Kinds Helpfulness `json:"kinds"`
+	// OriginKey and FeatureKeys are the memory's origin key and feature
+	// keys (Memory.Origin, Features) the evidence was read by, when the
+	// store gives them: a feedback's learning then need not compute them
+	// again.
+	OriginKey   string   `json:"-"`
+	FeatureKeys []string `json:"-"`
 }
 
 // Judged is a memory one feedback judges: its rank among the recall's

@@ -51,7 +51,12 @@ func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rate
 	}
 	judged := make([]JudgedMemory, len(ranked))
 	for i, m := range ranked {
-		judged[i] = JudgedMemory{ID: m.ID, Origin: m.Origin(), Features: m.Features(), Corrected: m.SupersededBy != "", Evidence: help[m.ID]}
+		e := help[m.ID]
+		origin, features := e.OriginKey, e.FeatureKeys
+		if features == nil {
+			origin, features = m.Origin(), m.Features()
+		}
+		judged[i] = JudgedMemory{ID: m.ID, Origin: origin, Features: features, Corrected: m.SupersededBy != "", Evidence: e}
 	}
 	return f.learn(rep, signal, judged), nil
 }

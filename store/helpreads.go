@@ -1,9 +1,10 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sync"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -39,8 +40,8 @@ func newHelpReads() *helpReads {
 	return &helpReads{byKey: map[string]*helpRow{}, kinds: map[string]memoryKinds{}}
 }
 
-// kindsOf returns m's origin and features, computed once per c (nil:
-// once per version of m in the process, see kindsCache).
+// kindsOf returns m's origin and features, computed once per c from the
+// process's cache (see kindsCache).
 func (c *helpReads) kindsOf(m *engram.Memory) memoryKinds {
 	if c == nil {
 		return processKinds.get(m)
@@ -48,38 +49,67 @@ func (c *helpReads) kindsOf(m *engram.Memory) memoryKinds {
 	if k, ok := c.kinds[m.ID]; ok {
 		return k
 	}
-	k := memoryKinds{origin: m.Origin(), features: m.Features()}
+	k := processKinds.get(m)
 	c.kinds[m.ID] = k
 	return k
 }
 
-// kindsCache keeps memories' origins and features by id, for the version
-// (and time) of the memory they were computed from: every recall reads
-// its candidates' helpfulness by kind, and computing the kinds of fifty
-// candidates was a twentieth of a server's CPU under load. Past
-// kindsCacheMax entries it starts again empty.
+// kindsCache keeps memories' origins and features by id, with a
+// fingerprint of the fields they are computed from (kindsFingerprint):
+// every recall reads its candidates' helpfulness by kind, and every
+// feedback group its credited memories', and computing the kinds of
+// fifty candidates was a twentieth of a server's CPU under load. A credit
+// moves a memory's version but none of those fields, so the kinds stay
+// cached across feedback. Past kindsCacheMax entries it starts again
+// empty.
 type kindsCache struct {
 	mu sync.Mutex
 	m  map[string]cachedKinds
 }
 
 type cachedKinds struct {
-	version int64
-	updated time.Time
-	kinds   memoryKinds
+	fingerprint uint64
+	kinds       memoryKinds
 }
 
 const kindsCacheMax = 200_000
 
 // processKinds is the process's kindsCache: the kinds are a function of
-// a memory's version, whatever the store or tenant.
+// a memory's fields, whatever the store or tenant.
 var processKinds = &kindsCache{m: map[string]cachedKinds{}}
 
+// kindsSeed seeds kindsFingerprint for the life of the process.
+var kindsSeed = maphash.MakeSeed()
+
+// kindsFingerprint hashes what engram.Memory.Origin and Features read: the
+// agent, source, type, key, tags and content, each length-prefixed so
+// that no two field lists hash alike by shifting a boundary.
+func kindsFingerprint(m *engram.Memory) uint64 {
+	var h maphash.Hash
+	h.SetSeed(kindsSeed)
+	field := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.WriteString(s)
+	}
+	field(m.AgentID)
+	field(string(m.Source))
+	field(m.Type)
+	field(m.Key)
+	field(m.Content)
+	for _, t := range m.Tags {
+		field(t)
+	}
+	return h.Sum64()
+}
+
 func (k *kindsCache) get(m *engram.Memory) memoryKinds {
+	fp := kindsFingerprint(m)
 	k.mu.Lock()
 	c, ok := k.m[m.ID]
 	k.mu.Unlock()
-	if ok && c.version == m.Version && c.updated.Equal(m.UpdatedAt) {
+	if ok && c.fingerprint == fp {
 		return c.kinds
 	}
 	kinds := memoryKinds{origin: m.Origin(), features: m.Features()}
@@ -87,7 +117,7 @@ func (k *kindsCache) get(m *engram.Memory) memoryKinds {
 	if len(k.m) >= kindsCacheMax {
 		k.m = map[string]cachedKinds{}
 	}
-	k.m[m.ID] = cachedKinds{version: m.Version, updated: m.UpdatedAt, kinds: kinds}
+	k.m[m.ID] = cachedKinds{fingerprint: fp, kinds: kinds}
 	k.mu.Unlock()
 	return kinds
 }

@@ -114,7 +114,7 @@ func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, p
 	out := make(map[string]engram.HelpEvidence, len(mems))
 	for i, m := range mems {
 		e := engram.HelpEvidence{Memory: rows[m.ID], Origin: rows[origins[i]], Origins: rows[engram.AllOrigins], Main: main,
-			Answers: rows[engram.AnswersKey], Kinds: rows[engram.AllFeatures]}
+			Answers: rows[engram.AnswersKey], Kinds: rows[engram.AllFeatures], OriginKey: origins[i], FeatureKeys: features[i]}
 		for _, f := range features[i] {
 			if h, ok := rows[f]; ok {
 				if e.Features == nil {
