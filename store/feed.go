@@ -142,7 +142,7 @@ func (db *DB) EachLive(ctx context.Context, fn func(*engram.Memory) error) (int6
 	}
 	var head int64
 	err = db.r.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Raw(`SELECT feed_seq FROM tenants WHERE id = ?`, tenant).Scan(&head).Error; err != nil {
+		if err := tx.Raw(`SELECT feed_seq FROM tenants WHERE id = ?`, tenant).Find(&head).Error; err != nil {
 			return fmt.Errorf("store: feed head: %w", err)
 		}
 		var after int64
@@ -209,7 +209,7 @@ func (db *DB) ClaimFeed(ctx context.Context, consumer, holder string, lease time
 		if err := db.w.WithContext(ctx).Raw(`SELECT t.id, COALESCE(c.seq, 0) AS seq FROM tenants t
 			LEFT JOIN feed_cursors c ON c.tenant_id = t.id AND c.consumer = ?
 			WHERE t.feed_seq > COALESCE(c.seq, 0) AND (c.leased_until IS NULL OR c.leased_until < ?)
-			ORDER BY t.id LIMIT 1`, consumer, now).Scan(&cand).Error; err != nil {
+			ORDER BY t.id LIMIT 1`, consumer, now).Find(&cand).Error; err != nil {
 			return "", 0, false, fmt.Errorf("store: find feed work: %w", err)
 		}
 		if len(cand) == 0 {
@@ -265,7 +265,7 @@ func (db *DB) FeedLag(ctx context.Context, consumer string) (int64, error) {
 	var lag int64
 	if err := db.r.WithContext(ctx).Raw(`SELECT CAST(COALESCE(SUM(t.feed_seq - COALESCE(c.seq, 0)), 0) AS BIGINT) FROM tenants t
 		LEFT JOIN feed_cursors c ON c.tenant_id = t.id AND c.consumer = ?
-		WHERE t.feed_seq > COALESCE(c.seq, 0)`, consumer).Scan(&lag).Error; err != nil {
+		WHERE t.feed_seq > COALESCE(c.seq, 0)`, consumer).Find(&lag).Error; err != nil {
 		return 0, fmt.Errorf("store: feed lag: %w", err)
 	}
 	return lag, nil

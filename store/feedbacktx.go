@@ -204,7 +204,7 @@ func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string,
 	}
 	if err := t.tx.Raw(`SELECT memory_id, COUNT(*) AS n FROM feedback_credits
 		WHERE tenant_id = ? AND memory_id IN ? AND rater = ? AND applied AND created_at > ? GROUP BY memory_id`,
-		t.tenant, ids, rater, since).Scan(&counts).Error; err != nil {
+		t.tenant, ids, rater, since).Find(&counts).Error; err != nil {
 		return nil, fmt.Errorf("store: rater credits: %w", err)
 	}
 	used = make(map[string]int64, len(counts))

@@ -83,7 +83,7 @@ func (db *DB) quotasOf(l tenantLimits) Quotas {
 // so a write can no longer skip the read when no quota is configured).
 func (db *DB) readLimits(g *gorm.DB, tenant string) (tenantLimits, error) {
 	var l tenantLimits
-	if err := g.Raw(tenantLimitsSQL, tenant).Scan(&l).Error; err != nil {
+	if err := g.Raw(tenantLimitsSQL, tenant).Find(&l).Error; err != nil {
 		return l, fmt.Errorf("store: read tenant usage: %w", err)
 	}
 	return l, nil

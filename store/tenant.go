@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -190,25 +192,33 @@ func (db *DB) RevokeAPIKey(ctx context.Context, id string) error {
 	return nil
 }
 
+// authenticateSQL finds a live key by its hash, with its tenant's
+// settings. It runs before every request, so it goes to the reader pool
+// without the ORM: gorm built the statement and scanned the row by
+// reflection in four fifths of the time the lookup took. $1 is a
+// positional parameter in both engines.
+const authenticateSQL = `SELECT k.id, k.tenant_id, k.name, k.prefix, k.clearance, k.created_at, k.mask_pii,
+	t.withhold, t.gate, t.gate_mode
+FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+WHERE k.hash = $1 AND k.revoked_at IS NULL LIMIT 1`
+
 // Authenticate implements engram.AuthService.
 func (db *DB) Authenticate(ctx context.Context, secret string) (*engram.APIKey, error) {
-	var rows []struct {
-		ID, TenantID, Name, Prefix, Clearance, Withhold, Gate, GateMode string
-		CreatedAt                                                       time.Time
-		MaskPII                                                         bool
-	}
-	if err := db.r.WithContext(ctx).Table("api_keys").
-		Select("api_keys.id, api_keys.tenant_id, api_keys.name, api_keys.prefix, api_keys.clearance, api_keys.created_at, api_keys.mask_pii, tenants.withhold, tenants.gate, tenants.gate_mode").
-		Joins("JOIN tenants ON tenants.id = api_keys.tenant_id").
-		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", hashKey(secret)).Limit(1).Scan(&rows).Error; err != nil {
+	conn, err := db.r.DB()
+	if err != nil {
 		return nil, fmt.Errorf("store: authenticate: %w", err)
 	}
-	if len(rows) == 0 {
+	var k engram.APIKey
+	err = conn.QueryRowContext(ctx, authenticateSQL, hashKey(secret)).Scan(&k.ID, &k.TenantID, &k.Name, &k.Prefix, &k.Clearance,
+		&k.CreatedAt, &k.MaskPII, &k.Withhold, &k.Gate, &k.GateMode)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, engram.Errorf(engram.EUNAUTHORIZED, "invalid or revoked API key")
 	}
-	r := rows[0]
-	return &engram.APIKey{ID: r.ID, TenantID: r.TenantID, Name: r.Name, Prefix: r.Prefix, CreatedAt: r.CreatedAt.UTC(),
-		Clearance: r.Clearance, MaskPII: r.MaskPII, Withhold: r.Withhold, Gate: r.Gate, GateMode: r.GateMode}, nil
+	if err != nil {
+		return nil, fmt.Errorf("store: authenticate: %w", err)
+	}
+	k.CreatedAt = k.CreatedAt.UTC()
+	return &k, nil
 }
 
 // HasActiveKey implements engram.AuthService.
