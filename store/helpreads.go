@@ -122,8 +122,8 @@ func (k *kindsCache) get(m *engram.Memory) memoryKinds {
 	return kinds
 }
 
-// rows returns a copy of the rows of keys that exist, by key, reading
-// those c has not read.
+// rows returns the rows of keys that exist, by key, reading those c has
+// not read. The rows may be c's own: read them, never change them.
 func (c *helpReads) rows(g *gorm.DB, tenant string, keys []string) (map[string]*helpRow, error) {
 	missing := keys
 	if c != nil {
@@ -158,8 +158,7 @@ func (c *helpReads) rows(g *gorm.DB, tenant string, keys []string) (map[string]*
 	}
 	for _, k := range keys {
 		if r := c.byKey[k]; r != nil && byID[k] == nil {
-			cp := *r
-			byID[k] = &cp
+			byID[k] = r
 		}
 	}
 	return byID, nil

@@ -64,19 +64,20 @@ func (c *helpReads) load(g *gorm.DB, tenant string, keys []string, pending map[s
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range keys {
-		if d := pending[k]; d != nil {
-			r := byID[k]
-			if r == nil {
-				r = &helpRow{MemoryID: k}
-				byID[k] = r
-			}
-			r.add(d)
-		}
-	}
 	out := make(map[string]engram.Helpfulness, len(byID))
-	for id, r := range byID {
-		out[id] = r.help()
+	for _, k := range keys {
+		r, d := byID[k], pending[k]
+		switch {
+		case d != nil:
+			var sum helpRow
+			if r != nil {
+				sum = *r
+			}
+			sum.add(d)
+			out[k] = sum.help()
+		case r != nil:
+			out[k] = r.help()
+		}
 	}
 	return out, nil
 }
@@ -118,7 +119,7 @@ func (c *helpReads) evidence(g *gorm.DB, tenant string, mems []*engram.Memory, p
 		for _, f := range features[i] {
 			if h, ok := rows[f]; ok {
 				if e.Features == nil {
-					e.Features = map[string]engram.Helpfulness{}
+					e.Features = make(map[string]engram.Helpfulness, len(features[i]))
 				}
 				e.Features[f] = h
 			}
