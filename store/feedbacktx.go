@@ -73,7 +73,7 @@ var _ engram.FeedbackTx = (*feedbackTx)(nil)
 func (db *DB) newFeedbackTx(tx *gorm.DB, tenant string, m *feedbackMember, g *groupLearning, help *helpReads, shared *groupWrites) *feedbackTx {
 	id := m.pending
 	if id == "" {
-		id = newID("fb")
+		id = newFeedbackID()
 	}
 	return &feedbackTx{db: db, tx: tx, tenant: tenant, id: id, now: db.now().UTC(), recallID: m.recallID, recall: m.recall,
 		group: g, help: help, shared: shared, writes: newGroupWrites(), own: newGroupLearning(), answers: map[string]int64{}, reflections: map[string]int64{}}

@@ -195,15 +195,29 @@ func (db *DB) awaitRecall(ctx context.Context, tenant, id string) (*recallRow, e
 }
 
 // newRecallID returns rec_ plus the wall-clock time in milliseconds (48
-// bits) and 80 random bits: a server that does not find a recall yet can
-// tell a fresh id (still in another server's batch) from an unknown one.
-func newRecallID() string {
+// bits) and 80 random bits (newTimedID): a server that does not find a
+// recall yet can tell a fresh id (still in another server's batch) from
+// an unknown one.
+func newRecallID() string { return newTimedID("rec") }
+
+// newFeedbackID returns fb_ plus the time and random bits of newTimedID:
+// the feedbacks of one group, made within milliseconds, take neighbouring
+// entries of the indexes keyed by feedback id (feedback.id and the
+// primary key of feedback_credits), a few pages at the index's end, where
+// 96 random bits put each feedback's rows on a page of its own anywhere in
+// them, one more page to read and write back per feedback.
+func newFeedbackID() string { return newTimedID("fb") }
+
+// newTimedID returns prefix_ plus the wall-clock time in milliseconds (48
+// bits, big-endian) and 80 random bits: as unguessable as any id needs,
+// telling only when it was made.
+func newTimedID(prefix string) string {
 	b := make([]byte, 16)
 	binary.BigEndian.PutUint64(b, uint64(time.Now().UnixMilli())<<16)
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return "rec_" + idEncoding.EncodeToString(b)
+	return prefix + "_" + idEncoding.EncodeToString(b)
 }
 
 // recallTime reads the time out of an id made by newRecallID.
