@@ -112,7 +112,7 @@ func (db *DB) Changes(ctx context.Context, after int64, limit int) ([]*engram.Ch
 	}
 	out := make([]*engram.Change, 0, len(rows))
 	for i := range rows {
-		ev, err := rows[i].toEvent()
+		ev, err := rows[i].states()
 		if err != nil {
 			return nil, err
 		}

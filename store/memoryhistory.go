@@ -365,18 +365,32 @@ func stateAt(g *gorm.DB, tenant, id string, version int64) (*engram.Memory, erro
 	return state, nil
 }
 
+// toEvent decodes the event, its actor included.
 func (r *eventRow) toEvent() (*engram.MemoryEvent, error) {
-	ev := &engram.MemoryEvent{ID: r.ID, MemoryID: r.MemoryID, Version: r.Version, Action: r.Action, CreatedAt: r.CreatedAt.UTC()}
-	for src, dst := range map[*string]**engram.Memory{r.Before: &ev.Before, r.After: &ev.After} {
-		if src != nil {
-			var m engram.Memory
-			if err := json.Unmarshal([]byte(*src), &m); err != nil {
-				return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
-			}
-			*dst = &m
-		}
+	ev, err := r.states()
+	if err != nil {
+		return nil, err
 	}
 	_ = json.Unmarshal([]byte(r.Actor), &ev.Actor)
+	return ev, nil
+}
+
+// states decodes the event without its actor: what the change feed
+// carries (Changes), which every feed consumer reads for every event.
+func (r *eventRow) states() (*engram.MemoryEvent, error) {
+	ev := &engram.MemoryEvent{ID: r.ID, MemoryID: r.MemoryID, Version: r.Version, Action: r.Action, CreatedAt: r.CreatedAt.UTC()}
+	for _, s := range [...]struct {
+		src *string
+		dst **engram.Memory
+	}{{r.Before, &ev.Before}, {r.After, &ev.After}} {
+		if s.src != nil {
+			var m engram.Memory
+			if err := json.Unmarshal([]byte(*s.src), &m); err != nil {
+				return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
+			}
+			*s.dst = &m
+		}
+	}
 	if r.Links != nil {
 		if err := json.Unmarshal([]byte(*r.Links), &ev.Links); err != nil {
 			return nil, fmt.Errorf("store: decode event %d: %w", r.ID, err)
