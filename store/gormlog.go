@@ -32,3 +32,14 @@ func (l quietLogger) Trace(ctx context.Context, begin time.Time, fc func() (stri
 	}
 	l.Interface.Trace(ctx, begin, fc, err)
 }
+
+// ParamsFilter implements gorm.ParamsFilter for the logger it wraps: gorm
+// asks the logger itself, and an embedded logger.Interface does not carry
+// the method, so without it every logged statement showed its values
+// (ParameterizedQueries: a memory's text, a query, a key's hash).
+func (l quietLogger) ParamsFilter(ctx context.Context, sql string, params ...any) (string, []any) {
+	if f, ok := l.Interface.(gorm.ParamsFilter); ok {
+		return f.ParamsFilter(ctx, sql, params...)
+	}
+	return sql, nil
+}
