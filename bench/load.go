@@ -28,6 +28,10 @@ type LoadOptions struct {
 	// rater of its own, so every post is credited (the feedback path's
 	// throughput, as BenchmarkHTTPFeedbackParallel measures it in process).
 	FeedbackOnly bool
+	// Ready, when set, runs once the seed is stored and before the clock
+	// starts (the bench command brings PostgreSQL's statistics up to
+	// date there, see store.DB.AnalyzeTables).
+	Ready func(context.Context) error
 }
 
 // LoadKind is one kind of request of a load run.
@@ -97,6 +101,11 @@ func RunLoad(ctx context.Context, opt LoadOptions) (LoadResult, error) {
 				return LoadResult{}, fmt.Errorf("bench load: recall to rate: no recall_id in %s", out)
 			}
 			first[c] = rec.RecallID
+		}
+	}
+	if opt.Ready != nil {
+		if err := opt.Ready(ctx); err != nil {
+			return LoadResult{}, fmt.Errorf("bench load: %w", err)
 		}
 	}
 	deadline := time.Now().Add(opt.Duration)

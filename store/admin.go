@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"github.com/engram-memory/engram"
@@ -162,4 +163,28 @@ func (db *DB) UpdateAPIKey(ctx context.Context, id string, u engram.KeyUpdate) (
 		return nil, engram.Errorf(engram.ENOTFOUND, "no API key with id %q", id)
 	}
 	return keys[0], nil
+}
+
+// AnalyzeTables brings the planner's statistics of every table of the
+// store up to date now (PostgreSQL's ANALYZE, table by table in the
+// store's schema), as autovacuum does within a minute or so of a table's
+// growth on a serving database. A schema filled a moment ago has none: on
+// it the planner took the tenant's memories for one row and looked for a
+// duplicate by reading all of them. SQLite keeps no statistics unless
+// asked, and engram never asks, so there it does nothing.
+func (db *DB) AnalyzeTables(ctx context.Context) error {
+	if db.dialect.name() != "postgres" {
+		return nil
+	}
+	var tables []string
+	if err := db.w.WithContext(ctx).Raw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).
+		Find(&tables).Error; err != nil {
+		return fmt.Errorf("store: analyze: %w", err)
+	}
+	for _, t := range tables {
+		if err := db.w.WithContext(ctx).Exec(`ANALYZE ` + pgx.Identifier{t}.Sanitize()).Error; err != nil {
+			return fmt.Errorf("store: analyze %s: %w", t, err)
+		}
+	}
+	return nil
 }

@@ -78,6 +78,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	duration := fs.Duration("duration", time.Minute, "load: how long each run lasts")
 	servers := fs.String("servers", "1,2", "load: comma-separated numbers of servers on the one database, one run each")
 	seedMemories := fs.Int("seed", 2000, "load: memories stored before each run")
+	analyze := fs.Bool("analyze", true, "load: on PostgreSQL, bring the planner's statistics up to date once the seed is stored, as autovacuum keeps a serving database's")
 	users := fs.Int("users", 100000, "users: end users in the big tenant")
 	perUser := fs.Int("per-user", 20, "users: memories of each end user")
 	tenants := fs.Int("tenants", 10000, "users: small tenants")
@@ -123,7 +124,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		cfg.Feedback.Async = cfg.Feedback.Async || *asyncFeedback
-		return runLoad(ctx, cfg, *keep, counts, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories, FeedbackOnly: *feedbackOnly}, stdout)
+		return runLoad(ctx, cfg, *keep, counts, *analyze, bench.LoadOptions{Clients: *clients, Duration: *duration, Seed: *seedMemories, FeedbackOnly: *feedbackOnly}, stdout)
 	}
 	if verb == "users" {
 		if *users < 1 || *perUser < 1 || *tenants < 1 || *perTenant < 1 || *sample < 1 || *warmRounds < 1 {
@@ -343,7 +344,7 @@ var benchFlags = map[string][]string{
 	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share", "distrust-share"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
-	"load":      {"clients", "duration", "servers", "seed", "async-feedback", "feedback-only"},
+	"load":      {"clients", "duration", "servers", "seed", "async-feedback", "feedback-only", "analyze"},
 	"reflect":   {"data", "sizes", "feedback-events"},
 	"users":     {"users", "per-user", "tenants", "per-tenant", "sample", "warm-rounds", "budget"},
 	"router":    {"data"},
@@ -403,11 +404,15 @@ func intList(s string) ([]int, error) {
 // runLoad runs one load per entry of servers: that many engram servers,
 // started as engram serve starts them (on free loopback ports), on one
 // fresh database: a new SQLite file, or a fresh schema of the PostgreSQL
-// that cfg names (the tables are dropped afterwards).
-func runLoad(ctx context.Context, cfg configs.Config, keep string, servers []int, opt bench.LoadOptions, stdout io.Writer) error {
+// that cfg names (the tables are dropped afterwards). analyze brings
+// PostgreSQL's statistics up to date once the seed is stored
+// (store.DB.AnalyzeTables): a fresh schema has none, which a serving
+// database's autovacuum would have made, and its first minute is not
+// what the load measures.
+func runLoad(ctx context.Context, cfg configs.Config, keep string, servers []int, analyze bool, opt bench.LoadOptions, stdout io.Writer) error {
 	var runs []bench.LoadResult
 	for _, n := range servers {
-		res, err := loadRun(ctx, cfg, keep, n, opt)
+		res, err := loadRun(ctx, cfg, keep, n, analyze, opt)
 		if err != nil {
 			return err
 		}
@@ -417,7 +422,7 @@ func runLoad(ctx context.Context, cfg configs.Config, keep string, servers []int
 	return nil
 }
 
-func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, opt bench.LoadOptions) (bench.LoadResult, error) {
+func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, analyze bool, opt bench.LoadOptions) (bench.LoadResult, error) {
 	cfg.DataDir = keep
 	if cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "engram-load-")
@@ -449,6 +454,9 @@ func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, 
 		}
 		defer m.Close()
 		opt.URLs = append(opt.URLs, m.URL())
+		if analyze && opt.Ready == nil {
+			opt.Ready = m.DB.AnalyzeTables
+		}
 	}
 	return bench.RunLoad(ctx, opt)
 }

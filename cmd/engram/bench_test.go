@@ -29,7 +29,7 @@ func TestLoadHarness(t *testing.T) {
 		}
 		var out bytes.Buffer
 		opt := bench.LoadOptions{Clients: 6, Duration: 1500 * time.Millisecond, Seed: 50}
-		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{1, 2}, opt, &out); err != nil {
+		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{1, 2}, true, opt, &out); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(out.String(), "error (") {
@@ -43,7 +43,7 @@ func TestLoadHarness(t *testing.T) {
 		// Feedback alone: every request a thumb, every one answered 201.
 		out.Reset()
 		opt.FeedbackOnly = true
-		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{2}, opt, &out); err != nil {
+		if err := runLoad(context.Background(), cfg, t.TempDir(), []int{2}, false, opt, &out); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(out.String(), "error (") || strings.Contains(out.String(), "| recall |") || strings.Contains(out.String(), "| create |") {
