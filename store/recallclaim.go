@@ -201,11 +201,13 @@ func (db *DB) awaitRecall(ctx context.Context, tenant, id string) (*recallRow, e
 func newRecallID() string { return newTimedID("rec") }
 
 // newFeedbackID returns fb_ plus the time and random bits of newTimedID:
-// the feedbacks of one group, made within milliseconds, take neighbouring
-// entries of the indexes keyed by feedback id (feedback.id and the
-// primary key of feedback_credits), a few pages at the index's end, where
-// 96 random bits put each feedback's rows on a page of its own anywhere in
-// them, one more page to read and write back per feedback.
+// the feedbacks of one group, made within milliseconds, share the first
+// characters of their ids, so their entries in the indexes keyed by
+// feedback id (feedback.id and the primary key of feedback_credits) fall
+// in a few neighbouring pages, where 96 random bits put each feedback's
+// rows on a page of its own anywhere in them, one more page to read and
+// write back per feedback. (The encoding's digits sort before its
+// letters, so ids are near in the index but not in time order.)
 func newFeedbackID() string { return newTimedID("fb") }
 
 // newTimedID returns prefix_ plus the wall-clock time in milliseconds (48
@@ -221,8 +223,11 @@ func newTimedID(prefix string) string {
 }
 
 // recallTime reads the time out of an id made by newRecallID.
-func recallTime(id string) (time.Time, bool) {
-	s, ok := strings.CutPrefix(id, "rec_")
+func recallTime(id string) (time.Time, bool) { return timedIDTime("rec", id) }
+
+// timedIDTime reads the time out of an id made by newTimedID(prefix).
+func timedIDTime(prefix, id string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(id, prefix+"_")
 	if !ok || len(s) != 26 {
 		return time.Time{}, false
 	}

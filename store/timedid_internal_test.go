@@ -6,16 +6,23 @@ import (
 	"time"
 )
 
-// TestTimedIDs: feedback and recall ids made later sort after those made
-// earlier (so a group's rows share the end of the indexes keyed by them),
-// ids made in the same millisecond still differ, and a recall id gives
-// back its time.
+// TestTimedIDs: a feedback or recall id gives back the millisecond it was
+// made, ids made together share their leading characters (so a group's
+// rows fall in neighbouring index pages), and ids made in the same
+// millisecond still differ.
 func TestTimedIDs(t *testing.T) {
+	before := time.Now().Truncate(time.Millisecond)
 	first := newFeedbackID()
-	time.Sleep(2 * time.Millisecond)
 	second := newFeedbackID()
-	if !strings.HasPrefix(first, "fb_") || len(first) != len("fb_")+26 || first >= second {
-		t.Errorf("feedback ids %q then %q: want fb_ and 26 characters, in order", first, second)
+	after := time.Now()
+	for _, id := range []string{first, second} {
+		at, ok := timedIDTime("fb", id)
+		if !strings.HasPrefix(id, "fb_") || len(id) != len("fb_")+26 || !ok || at.Before(before) || at.After(after) {
+			t.Errorf("feedback id %q tells %v (%v): want fb_, 26 characters and a time in [%v, %v]", id, at, ok, before, after)
+		}
+	}
+	if first[:8] != second[:8] {
+		t.Errorf("feedback ids made together %q and %q share no leading characters", first, second)
 	}
 	seen := map[string]bool{}
 	for range 1000 {
@@ -25,7 +32,6 @@ func TestTimedIDs(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	before := time.Now().Truncate(time.Millisecond)
 	rec := newRecallID()
 	if at, ok := recallTime(rec); !ok || at.Before(before) || at.After(time.Now()) {
 		t.Errorf("recall id %q tells %v (%v), want a time from %v on", rec, at, ok, before)
