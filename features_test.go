@@ -22,7 +22,7 @@ func TestMemoryFeatures(t *testing.T) {
 			[]string{"stop=none", "lead1=topics"}},
 		{"speaker's question", engram.Memory{Content: "Caroline: how was the trip to Lisbon?", Tags: []string{"Caroline"},
 			Source: []byte(`{"kind":"session","name":"s1"}`)},
-			[]string{"shape=question", "lead2=how was", "write=session", "stop=many", "voice=speaker"}},
+			[]string{"shape=question", "write=session", "stop=many", "voice=speaker"}},
 		{"template", engram.Memory{Content: "The user's favourite colour is {colour}.", Key: "/user/colour", Source: []byte(`"api:import"`)},
 			[]string{"shape=template", "key=user", "write=string:api"}},
 		{"Chinese sentence", engram.Memory{Content: "用户喜欢在周末去公园跑步，然后喝一杯咖啡。"},
@@ -40,9 +40,13 @@ func TestMemoryFeatures(t *testing.T) {
 				t.Errorf("%s: features %v, want %s", c.name, got, w)
 			}
 		}
+		voiced := slices.Contains(got, engram.FeaturePrefix+"voice=speaker")
 		for _, f := range got {
 			if strings.HasSuffix(f, "=caroline") {
 				t.Errorf("%s: features %v name the speaker", c.name, got)
+			}
+			if voiced && strings.HasPrefix(f, engram.FeaturePrefix+"lead2=") {
+				t.Errorf("%s: features %v read a turn's leading words", c.name, got)
 			}
 		}
 	}
