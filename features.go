@@ -77,21 +77,17 @@ func (m *Memory) Features() []string {
 		}
 		out = append(out, FeaturePrefix+"key="+p)
 	}
-	speaker, tags := "", 0
+	speaker, text := m.spoken()
+	tags := 0
 	for _, t := range m.Tags {
 		if t != "" && strings.HasPrefix(m.Content, t+": ") {
-			speaker = t // who said it is not a kind: see the doc comment
-			continue
+			continue // who said it is not a kind: see the doc comment
 		}
 		if tags == maxFeatureTags {
 			continue
 		}
 		tags++
 		out = append(out, FeaturePrefix+"tag="+strings.ToLower(t))
-	}
-	_, text, ok := strings.Cut(m.Content, ": ")
-	if !ok || utf8.RuneCountInString(m.Content)-utf8.RuneCountInString(text) > 40 {
-		text = m.Content
 	}
 	out = append(out, FeaturePrefix+"len="+lengthClass(text), FeaturePrefix+"shape="+shape(text))
 	if c := stopClass(text); c != "" {
@@ -109,6 +105,42 @@ func (m *Memory) Features() []string {
 		out = append(out, FeaturePrefix+"lead2="+two)
 	}
 	return append(out, FeaturePrefix+"write="+writePath(m.Source))
+}
+
+// spoken returns the tag the memory's text opens with as a label (its
+// speaker, "" for none) and its text without a label of at most 40
+// characters.
+func (m *Memory) spoken() (speaker, text string) {
+	for _, t := range m.Tags {
+		if t != "" && strings.HasPrefix(m.Content, t+": ") {
+			speaker = t
+		}
+	}
+	_, text, ok := strings.Cut(m.Content, ": ")
+	if !ok || utf8.RuneCountInString(m.Content)-utf8.RuneCountInString(text) > 40 {
+		text = m.Content
+	}
+	return speaker, text
+}
+
+// WordFeatures returns the keys of the memory's features that carry its
+// words (FeatureHasWords) under this reading of its features and under
+// the earlier one a store may still hold evidence for: until 2026-11-27
+// a turn in a speaker's voice had its leading words read as a kind
+// (lead2=…). Forgetting the memory's user erases them (store.ForgetUser).
+func (m *Memory) WordFeatures() []string {
+	var out []string
+	for _, f := range m.Features() {
+		if FeatureHasWords(f) {
+			out = append(out, f)
+		}
+	}
+	if speaker, text := m.spoken(); speaker != "" {
+		if _, two := leading(text); two != "" {
+			out = append(out, FeaturePrefix+"lead2="+two)
+		}
+	}
+	return out
 }
 
 // FeatureHasWords reports whether a feature key carries words of a

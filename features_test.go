@@ -51,3 +51,24 @@ func TestMemoryFeatures(t *testing.T) {
 		}
 	}
 }
+
+// TestWordFeatures: the word-carrying keys forgetting a user erases
+// include a turn's leading words, which are no longer a kind but were
+// read as one before (a store that learned then holds their evidence).
+func TestWordFeatures(t *testing.T) {
+	turn := engram.Memory{Content: "John: hey Caroline, the bakery opened", Tags: []string{"John", "bakery"}}
+	got := turn.WordFeatures()
+	for _, w := range []string{"lead2=hey caroline", "tag=bakery"} {
+		if !slices.Contains(got, engram.FeaturePrefix+w) {
+			t.Errorf("word features %v, want %s", got, w)
+		}
+	}
+	for _, f := range got {
+		if !engram.FeatureHasWords(f) || strings.HasSuffix(f, "=john") {
+			t.Errorf("word features %v hold %s", got, f)
+		}
+	}
+	if slices.Contains(turn.Features(), engram.FeaturePrefix+"lead2=hey caroline") {
+		t.Errorf("features %v read the turn's leading words", turn.Features())
+	}
+}
