@@ -170,8 +170,8 @@ const (
 )
 
 // wordFeatures returns the learned-model feature keys that carry words
-// of the user's memories (their leading words, tags and key prefix:
-// engram.Memory.Features), so that forgetting the user erases them with
+// of the user's memories (their leading words, tags and key prefix, as
+// read now and before: engram.Memory.WordFeatures), so that forgetting the user erases them with
 // the memories. Evidence other memories added to such a feature goes with
 // it; the features that name no words (type, category, length, shape,
 // write path) stay, as origin evidence does (docs/users.md).
@@ -189,8 +189,8 @@ func wordFeatures(tx *gorm.DB, tenant, userID string) ([]string, error) {
 	for _, r := range rows {
 		m := &engram.Memory{Key: r.Key, Content: r.Content}
 		_ = json.Unmarshal([]byte(r.Tags), &m.Tags)
-		for _, f := range m.Features() {
-			if engram.FeatureHasWords(f) && !seen[f] {
+		for _, f := range m.WordFeatures() {
+			if !seen[f] {
 				seen[f] = true
 				out = append(out, f)
 			}
