@@ -217,8 +217,10 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 // for write transactions and one for reads, so that reads (a recall)
 // never queue for a connection behind writers waiting for row locks.
 //
-// Every statement is planned with its values (plan_cache_mode
-// force_custom_plan, unless the DSN sets it): a statement prepared while a
+// Every statement is planned with its values (each connection sets
+// plan_cache_mode to force_custom_plan once connected, unless the DSN sets
+// it; a SET, not a startup parameter, which a pooler such as PgBouncer
+// refuses by default): a statement prepared while a
 // table was small otherwise kept, after five runs, the generic plan made
 // then, which reads the whole of the tenant's rows once the table has
 // grown (the rater-cap read of feedback_credits took 10 to 20 ms a group
@@ -231,11 +233,15 @@ func (db *DB) openPostgres(o Options, gcfg *gorm.Config) error {
 	if err != nil {
 		return fmt.Errorf("store: open postgres: %w", redactErr(err, o.DSN))
 	}
+	var opts []stdlib.OptionOpenDB
 	if _, ok := pcfg.RuntimeParams["plan_cache_mode"]; !ok {
-		pcfg.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		opts = append(opts, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, "SET plan_cache_mode = force_custom_plan")
+			return err
+		}))
 	}
 	for _, g := range []**gorm.DB{&db.w, &db.r} {
-		if *g, err = gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pcfg)}), gcfg); err != nil {
+		if *g, err = gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pcfg, opts...)}), gcfg); err != nil {
 			if db.w != nil {
 				_ = db.Close()
 			}
