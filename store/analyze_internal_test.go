@@ -2,20 +2,14 @@ package store
 
 import (
 	"context"
-	"os"
 	"testing"
-
-	"github.com/engram-memory/engram/tokens"
 )
 
 // TestAnalyzeTables: on PostgreSQL every table of the store's schema has
 // been analysed once AnalyzeTables returns (and no table of another
 // schema needs to be); on SQLite it does nothing and succeeds.
 func TestAnalyzeTables(t *testing.T) {
-	tk, err := tokens.New("cl100k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := internalTokens(t)
 	ctx := context.Background()
 	lite, err := Open(ctx, Options{Driver: "sqlite", DSN: t.TempDir() + "/e.db", Tokens: tk})
 	if err != nil {
@@ -25,19 +19,7 @@ func TestAnalyzeTables(t *testing.T) {
 	if err := lite.AnalyzeTables(ctx); err != nil {
 		t.Errorf("sqlite: %v", err)
 	}
-	base := os.Getenv("ENGRAM_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("ENGRAM_TEST_REQUIRE_POSTGRES") != "" {
-			t.Fatal("ENGRAM_TEST_REQUIRE_POSTGRES is set but ENGRAM_TEST_POSTGRES_DSN is not")
-		}
-		t.Skip("no PostgreSQL")
-	}
-	dsn, drop, err := FreshSchema(ctx, base, "engram_test_")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
-	db, err := Open(ctx, Options{Driver: "postgres", DSN: dsn, Tokens: tk, MaxOpenConns: 2})
+	db, err := Open(ctx, Options{Driver: "postgres", DSN: internalPostgresDSN(t), Tokens: tk, MaxOpenConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

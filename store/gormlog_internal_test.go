@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/engram-memory/engram/tokens"
 )
 
 // TestLoggedStatementsHoldNoValues: a failing statement is logged with
@@ -15,11 +13,7 @@ import (
 // text, a query, a key's hash).
 func TestLoggedStatementsHoldNoValues(t *testing.T) {
 	var buf bytes.Buffer
-	tk, err := tokens.New("cl100k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(context.Background(), Options{Driver: "sqlite", DSN: t.TempDir() + "/e.db", Tokens: tk,
+	db, err := Open(context.Background(), Options{Driver: "sqlite", DSN: t.TempDir() + "/e.db", Tokens: internalTokens(t),
 		Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)

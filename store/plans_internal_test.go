@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"os"
 	"testing"
-
-	"github.com/engram-memory/engram/tokens"
 )
 
 // TestPostgresPlansWithValues: both pools of a PostgreSQL store plan each
@@ -13,23 +10,9 @@ import (
 // after connecting, not as a startup parameter; a DSN that sets
 // plan_cache_mode itself keeps its own.
 func TestPostgresPlansWithValues(t *testing.T) {
-	base := os.Getenv("ENGRAM_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("ENGRAM_TEST_REQUIRE_POSTGRES") != "" {
-			t.Fatal("ENGRAM_TEST_REQUIRE_POSTGRES is set but ENGRAM_TEST_POSTGRES_DSN is not")
-		}
-		t.Skip("no PostgreSQL")
-	}
-	tk, err := tokens.New("cl100k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tk := internalTokens(t)
 	ctx := context.Background()
-	dsn, drop, err := FreshSchema(ctx, base, "engram_test_")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
+	dsn := internalPostgresDSN(t)
 	for _, tc := range []struct{ dsn, want string }{
 		{dsn, "force_custom_plan"},
 		{dsn + " plan_cache_mode=auto", "auto"},

@@ -34,28 +34,11 @@ func runLoad(ctx context.Context, cfg configs.Config, keep string, servers []int
 }
 
 func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, analyze bool, opt bench.LoadOptions) (bench.LoadResult, error) {
-	cfg.DataDir = keep
-	if cfg.DataDir == "" {
-		dir, err := os.MkdirTemp("", "engram-load-")
-		if err != nil {
-			return bench.LoadResult{}, err
-		}
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
+	cfg, done, err := benchServers(ctx, cfg, keep, "load")
+	if err != nil {
+		return bench.LoadResult{}, err
 	}
-	if cfg.Store.Driver == "postgres" {
-		schema, drop, err := store.FreshSchema(ctx, cfg.Store.DSN, "engram_bench_")
-		if err != nil {
-			return bench.LoadResult{}, err
-		}
-		defer drop()
-		cfg.Store.DSN = schema
-	}
-	key := make([]byte, 24)
-	_, _ = rand.Read(key)
-	cfg.Auth.APIKey = fmt.Sprintf("egk_load%x", key)
-	cfg.Server.Addr = "127.0.0.1:0"
-	cfg.Server.LogLevel = "warn"
+	defer done()
 	opt.Key = cfg.Auth.APIKey
 	opt.URLs = nil
 	for range servers {
@@ -70,4 +53,41 @@ func loadRun(ctx context.Context, cfg configs.Config, keep string, servers int, 
 		}
 	}
 	return bench.RunLoad(ctx, opt)
+}
+
+// benchServers readies cfg for a benchmark's servers: a data directory
+// (keep, or a temporary one), a fresh schema of the configured PostgreSQL
+// (dropped by done), a random API key named after the benchmark, and a
+// free loopback port each. done removes what it made.
+func benchServers(ctx context.Context, cfg configs.Config, keep, name string) (configs.Config, func(), error) {
+	var undo []func()
+	done := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	cfg.DataDir = keep
+	if cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "engram-"+name+"-")
+		if err != nil {
+			return cfg, done, err
+		}
+		undo = append(undo, func() { _ = os.RemoveAll(dir) })
+		cfg.DataDir = dir
+	}
+	if cfg.Store.Driver == "postgres" {
+		schema, drop, err := store.FreshSchema(ctx, cfg.Store.DSN, "engram_bench_")
+		if err != nil {
+			done()
+			return cfg, func() {}, err
+		}
+		undo = append(undo, drop)
+		cfg.Store.DSN = schema
+	}
+	key := make([]byte, 24)
+	_, _ = rand.Read(key)
+	cfg.Auth.APIKey = fmt.Sprintf("egk_%s%x", name, key)
+	cfg.Server.Addr = "127.0.0.1:0"
+	cfg.Server.LogLevel = "warn"
+	return cfg, done, nil
 }

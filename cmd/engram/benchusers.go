@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -21,28 +19,11 @@ import (
 // inserts, no change feed), then servers started as engram serve starts
 // them are measured over HTTP.
 func runUsers(ctx context.Context, cfg configs.Config, keep string, opt bench.UsersOptions, stdout io.Writer) error {
-	cfg.DataDir = keep
-	if cfg.DataDir == "" {
-		dir, err := os.MkdirTemp("", "engram-users-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.DataDir = dir
+	cfg, done, err := benchServers(ctx, cfg, keep, "users")
+	if err != nil {
+		return err
 	}
-	if cfg.Store.Driver == "postgres" {
-		schema, drop, err := store.FreshSchema(ctx, cfg.Store.DSN, "engram_bench_")
-		if err != nil {
-			return err
-		}
-		defer drop()
-		cfg.Store.DSN = schema
-	}
-	key := make([]byte, 24)
-	_, _ = rand.Read(key)
-	cfg.Auth.APIKey = fmt.Sprintf("egk_users%x", key)
-	cfg.Server.Addr = "127.0.0.1:0"
-	cfg.Server.LogLevel = "warn"
+	defer done()
 	logger := NewLogger(cfg, os.Stderr)
 	db, err := Open(ctx, cfg, logger)
 	if err != nil {
