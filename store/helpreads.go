@@ -149,15 +149,10 @@ func (c *helpReads) rows(g *gorm.DB, tenant string, keys []string) (map[string]*
 		return byID, nil
 	}
 	for _, k := range missing {
-		if r := byID[k]; r != nil {
-			cp := *r
-			c.byKey[k] = &cp
-		} else {
-			c.byKey[k] = nil
-		}
+		c.byKey[k] = byID[k] // nil: there is none
 	}
 	for _, k := range keys {
-		if r := c.byKey[k]; r != nil && byID[k] == nil {
+		if r := c.byKey[k]; r != nil {
 			byID[k] = r
 		}
 	}
