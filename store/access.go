@@ -67,7 +67,7 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 			if w.db.dialect.name() == "postgres" {
 				for chunk := range slices.Chunk(ids, 500) {
 					var rows []struct{ TenantID, ID string }
-					if err := lock(tx.Model(&memoryRow{}).Select("tenant_id, id").Where("id IN ?", chunk).Order("id")).
+					if err := lock(tx.Model(&memoryRow{}).Select("tenant_id, id").Where(inList(tx, "id", chunk)).Order("id")).
 						Find(&rows).Error; err != nil {
 						return fmt.Errorf("store: lock accessed memories: %w", err)
 					}
@@ -112,8 +112,9 @@ func (w *recallWriter) commitAccess(counts map[accessKey]*accessCount, wait bool
 			}
 			for g, m := range groups {
 				for chunk := range slices.Chunk(m.ids, 500) {
-					if err := tx.Exec(`UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? WHERE id IN ? AND `+
-						w.db.dialect.unindexed("tenant_id")+` = ?`, g.n, m.last.UTC(), chunk, g.tenant).Error; err != nil {
+					in, list := inList(tx, "id", chunk)
+					if err := tx.Exec(`UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? WHERE `+in+` AND `+
+						w.db.dialect.unindexed("tenant_id")+` = ?`, g.n, m.last.UTC(), list, g.tenant).Error; err != nil {
 						return fmt.Errorf("store: count access: %w", err)
 					}
 				}

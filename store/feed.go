@@ -181,7 +181,8 @@ func (db *DB) LeanMemories(ctx context.Context, ids []string) ([]*engram.Memory,
 	// By id alone (ids are unique across tenants): with the tenant in the
 	// WHERE clause SQLite prefers scanning the tenant's index. The tenant
 	// is checked per row.
-	rows, err := findLean(db.r.WithContext(ctx).Where("id IN ?", ids))
+	g := db.r.WithContext(ctx)
+	rows, err := findLean(g.Where(inList(g, "id", ids)))
 	if err != nil {
 		return nil, fmt.Errorf("store: memories by id: %w", err)
 	}

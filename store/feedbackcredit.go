@@ -117,22 +117,16 @@ func updateCreditedEach(tx *gorm.DB, moved []creditedRow) error {
 	return nil
 }
 
-// insertCredits saves credits: one multi-row statement on PostgreSQL, a
-// row at a time in one prepared statement on SQLite (see execEach).
+// insertCredits saves credits (see insertRows).
 func (db *DB) insertCredits(tx *gorm.DB, credits []creditRow) error {
 	if len(credits) == 0 {
 		return nil
-	}
-	if db.dialect.name() != "sqlite" {
-		return tx.CreateInBatches(credits, 500).Error
 	}
 	args := make([][]any, len(credits))
 	for i, c := range credits {
 		args[i] = []any{c.FeedbackID, c.TenantID, c.MemoryID, c.Rater, c.Signal, c.Applied, c.CreatedAt}
 	}
-	_, err := execEach(tx, `INSERT INTO feedback_credits (feedback_id, tenant_id, memory_id, rater, signal, applied, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, args)
-	return err
+	return insertRows(tx, `INSERT INTO feedback_credits (feedback_id, tenant_id, memory_id, rater, signal, applied, created_at)`, "", args)
 }
 
 // creditedColumns are the memories columns a credit reads: the learned
@@ -167,22 +161,17 @@ func findCredited(q *gorm.DB) ([]memoryRow, error) {
 	return out, rows.Err()
 }
 
-// insertFeedbacks writes a group's feedback rows in one statement
-// (PostgreSQL) or one prepared statement (SQLite, see execEach), in
-// order.
+// insertFeedbacks writes a group's feedback rows, in order (see
+// insertRows).
 func (db *DB) insertFeedbacks(tx *gorm.DB, rows []feedbackRow) error {
 	if len(rows) == 0 {
 		return nil
-	}
-	if db.dialect.name() != "sqlite" {
-		return tx.CreateInBatches(rows, 500).Error
 	}
 	args := make([][]any, len(rows))
 	for i, r := range rows {
 		args[i] = []any{r.ID, r.TenantID, r.UserID, r.InteractionID, r.RecallID, r.MemoryID, r.Thumb, r.Rating, r.Signal, r.Reason,
 			r.Correction, r.Rater, r.IdempotencyKey, r.Result, r.CreatedAt}
 	}
-	_, err := execEach(tx, `INSERT INTO feedback (id, tenant_id, user_id, interaction_id, recall_id, memory_id, thumb, rating, signal,
-		reason, correction, rater, idempotency_key, result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args)
-	return err
+	return insertRows(tx, `INSERT INTO feedback (id, tenant_id, user_id, interaction_id, recall_id, memory_id, thumb, rating, signal,
+		reason, correction, rater, idempotency_key, result, created_at)`, "", args)
 }

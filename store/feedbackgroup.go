@@ -345,7 +345,7 @@ func (db *DB) prefetchGroup(tx *gorm.DB, tenant string, batch []*feedbackMember,
 // locked on PostgreSQL in id order, by id alone (rows of other tenants
 // are dropped after the read), into w, and returns them.
 func (db *DB) lockCredited(tx *gorm.DB, tenant string, ids []string, w *groupWrites) ([]*engram.Memory, error) {
-	rows, err := findCredited(db.dialect.forUpdate(tx).Where("id IN ?", ids).Order("id"))
+	rows, err := findCredited(db.dialect.forUpdate(tx).Where(inList(tx, "id", ids)).Order("id"))
 	if err != nil {
 		return nil, fmt.Errorf("store: memories to credit: %w", err)
 	}

@@ -244,7 +244,8 @@ func (db *DB) findRecalls(tenant string, rows []pendingRow) (map[string]*recallR
 		return out, nil
 	}
 	var recs []recallRow
-	if err := db.r.Where("tenant_id = ? AND id IN ?", tenant, ids).Find(&recs).Error; err != nil {
+	in, list := inList(db.r, "id", ids)
+	if err := db.r.Where("tenant_id = ? AND "+in, tenant, list).Find(&recs).Error; err != nil {
 		return nil, fmt.Errorf("store: find recalls: %w", err)
 	}
 	for i := range recs {
@@ -268,7 +269,7 @@ func (db *DB) claimPending(tx *gorm.DB, batch []*feedbackMember) error {
 		return nil
 	}
 	var held []string
-	if err := db.dialect.forUpdateSkipLocked(tx.Model(&pendingRow{})).Where("id IN ?", ids).Pluck("id", &held).Error; err != nil {
+	if err := db.dialect.forUpdateSkipLocked(tx.Model(&pendingRow{})).Where(inList(tx, "id", ids)).Pluck("id", &held).Error; err != nil {
 		return fmt.Errorf("store: claim pending feedback: %w", err)
 	}
 	ok := map[string]bool{}
@@ -290,7 +291,7 @@ func deletePending(tx *gorm.DB, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	r := tx.Where("id IN ?", ids).Delete(&pendingRow{})
+	r := tx.Where(inList(tx, "id", ids)).Delete(&pendingRow{})
 	if r.Error != nil {
 		return fmt.Errorf("store: pending feedback: %w", r.Error)
 	}

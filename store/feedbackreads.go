@@ -110,7 +110,8 @@ func (r *groupReads) reputation(tx *gorm.DB, tenant, rater string) (reputationRo
 	}
 	if !r.readReps {
 		var rows []reputationRow
-		if err := tx.Where("tenant_id = ? AND rater IN ?", tenant, r.raters).Find(&rows).Error; err != nil {
+		in, list := inList(tx, "rater", r.raters)
+		if err := tx.Where("tenant_id = ? AND "+in, tenant, list).Find(&rows).Error; err != nil {
 			return reputationRow{}, false, fmt.Errorf("store: rater reputation: %w", err)
 		}
 		r.reps = make(map[string]reputationRow, len(rows))

@@ -202,9 +202,10 @@ func (t *feedbackTx) CountCredits(_ context.Context, rater string, ids []string,
 		MemoryID string
 		N        int64
 	}
+	in, list := inList(t.tx, "memory_id", ids)
 	if err := t.tx.Raw(`SELECT memory_id, COUNT(*) AS n FROM feedback_credits
-		WHERE tenant_id = ? AND memory_id IN ? AND rater = ? AND applied AND created_at > ? GROUP BY memory_id`,
-		t.tenant, ids, rater, since).Find(&counts).Error; err != nil {
+		WHERE tenant_id = ? AND `+in+` AND rater = ? AND applied AND created_at > ? GROUP BY memory_id`,
+		t.tenant, list, rater, since).Find(&counts).Error; err != nil {
 		return nil, fmt.Errorf("store: rater credits: %w", err)
 	}
 	used = make(map[string]int64, len(counts))

@@ -186,8 +186,9 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 // itself: every recall reads its candidates' rows, and gorm's scan by
 // reflection took as long as the statement.
 func readHelpRows(g *gorm.DB, tenant string, keys []string) ([]helpRow, error) {
+	in, list := inList(g, "memory_id", keys)
 	rs, err := g.Raw(`SELECT memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at
-		FROM memory_help WHERE tenant_id = ? AND memory_id IN ?`, tenant, keys).Rows()
+		FROM memory_help WHERE tenant_id = ? AND `+in, tenant, list).Rows()
 	if err != nil {
 		return nil, err
 	}

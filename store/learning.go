@@ -283,7 +283,7 @@ func (g *groupLearning) write(db *DB, tx *gorm.DB, tenant string) error {
 		}
 		return strings.Join(parts, ", ")
 	}
-	if err := db.upsert(tx, `INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at) VALUES `,
+	if err := insertRows(tx, `INSERT INTO memory_help (tenant_id, memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at)`,
 		` ON CONFLICT (tenant_id, memory_id) DO UPDATE SET `+
 			sum("memory_help", "good", "bad", "with_n", "with_sum", "with_sq", "without_n", "without_sum", "without_sq")+`, updated_at = excluded.updated_at`,
 		help); err != nil {
@@ -299,33 +299,12 @@ func (g *groupLearning) write(db *DB, tx *gorm.DB, tenant string) error {
 		d := g.reps[rater]
 		reps[i] = []any{tenant, rater, d.Agree, d.Disagree, d.Votes, g.at}
 	}
-	if err := db.upsert(tx, `INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at) VALUES `,
+	if err := insertRows(tx, `INSERT INTO rater_reputation (tenant_id, rater, agree, disagree, votes, updated_at)`,
 		` ON CONFLICT (tenant_id, rater) DO UPDATE SET `+sum("rater_reputation", "agree", "disagree", "votes")+`, updated_at = excluded.updated_at`,
 		reps); err != nil {
 		return fmt.Errorf("store: rater reputation: %w", err)
 	}
 	return nil
-}
-
-// upsert runs insert (ending in VALUES) and conflict for rows: one
-// statement of every row on PostgreSQL, a row at a time in one prepared
-// statement on SQLite (see execEach).
-func (db *DB) upsert(tx *gorm.DB, insert, conflict string, rows [][]any) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
-	if db.dialect.name() == "sqlite" {
-		_, err := execEach(tx, insert+row+conflict, rows)
-		return err
-	}
-	values := make([]string, len(rows))
-	args := make([]any, 0, len(rows)*len(rows[0]))
-	for i, r := range rows {
-		values[i] = row
-		args = append(args, r...)
-	}
-	return tx.Exec(insert+strings.Join(values, ", ")+conflict, args...).Error
 }
 
 // FindReputations returns the reputation of up to limit raters of the

@@ -155,8 +155,9 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 		hs := hashes[g]
 		for i := 0; i < len(hs); i += 500 {
 			var rows []memoryRow
-			if err := tx.Select(readColumns).Where("tenant_id = ? AND user_id = ? AND agent_id = ? AND category = ? AND content_hash IN ? AND key IS NULL AND valid AND NOT archived",
-				tenant, g.user, g.agent, g.category, hs[i:min(i+500, len(hs))]).Find(&rows).Error; err != nil {
+			in, list := inList(tx, "content_hash", hs[i:min(i+500, len(hs))])
+			if err := tx.Select(readColumns).Where("tenant_id = ? AND user_id = ? AND agent_id = ? AND category = ? AND "+in+" AND key IS NULL AND valid AND NOT archived",
+				tenant, g.user, g.agent, g.category, list).Find(&rows).Error; err != nil {
 				return nil, fmt.Errorf("store: find duplicates: %w", err)
 			}
 			for j := range rows {

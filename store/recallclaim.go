@@ -80,7 +80,7 @@ func (w *recallWriter) checkClaims(final bool) {
 	var found []string
 	for chunk := range slices.Chunk(ids, 500) {
 		var got []string
-		if err := w.conn().Model(&recallRow{}).Where("id IN ?", chunk).Pluck("id", &got).Error; err != nil {
+		if err := w.conn().Model(&recallRow{}).Where(inList(w.conn(), "id", chunk)).Pluck("id", &got).Error; err != nil {
 			w.log.Warn("claimed recalls not checked", "err", err)
 			return
 		}

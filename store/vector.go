@@ -75,7 +75,8 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	for i, c := range cands {
 		seqs[i] = c.seq
 	}
-	mrows, err := findLean(db.r.WithContext(ctx).Where("tenant_id = ? AND seq IN ?", tenant, seqs))
+	in, list := inList(db.r, "seq", seqs)
+	mrows, err := findLean(db.r.WithContext(ctx).Where("tenant_id = ? AND "+in, tenant, list))
 	if err != nil {
 		return nil, fmt.Errorf("store: vector rows: %w", err)
 	}
