@@ -30,13 +30,17 @@ func inList[T string | int64](g *gorm.DB, column string, values []T) (string, an
 	return column + " = ANY(?)", a
 }
 
+// jsonText is a string column of insertRows that PostgreSQL stores as
+// json.
+type jsonText string
+
 // insertRows runs insert (an INSERT INTO table (columns), without
 // VALUES) for rows, then conflict (an ON CONFLICT clause, or ""). On
 // PostgreSQL it is one statement of one text whatever the number of rows,
-// each column sent as one array (SELECT * FROM unnest(…)), for the reason
+// each column sent as one array (SELECT … FROM unnest(…)), for the reason
 // inList gives; SQLite runs it a row at a time in one prepared statement
 // (see execEach). Every row holds the same types, in column order:
-// string, float64, int64, int, bool or time.Time.
+// string, jsonText, float64, int64, int, bool or time.Time.
 func insertRows(tx *gorm.DB, insert, conflict string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
@@ -45,40 +49,47 @@ func insertRows(tx *gorm.DB, insert, conflict string, rows [][]any) error {
 		_, err := execEach(tx, insert+" VALUES ("+strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ")+")"+conflict, rows)
 		return err
 	}
-	casts := make([]string, len(rows[0]))
-	arrays := make([]any, len(rows[0]))
+	n := len(rows[0])
+	params, names, selects := make([]string, n), make([]string, n), make([]string, n)
+	arrays := make([]any, n)
 	for j, v := range rows[0] {
-		var err error
-		if casts[j], arrays[j], err = column(rows, j, v); err != nil {
+		typ, cast, array, err := column(rows, j, v)
+		if err != nil {
 			return err
 		}
-		casts[j] = fmt.Sprintf("$%d::%s[]", j+1, casts[j])
+		params[j] = fmt.Sprintf("$%d::%s[]", j+1, typ)
+		names[j] = fmt.Sprintf("c%d", j+1)
+		selects[j] = names[j] + cast
+		arrays[j] = array
 	}
 	// Through the connection itself: gorm would spread the slices into
 	// lists of parameters; the driver sends them as arrays.
-	_, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
-		insert+" SELECT * FROM unnest("+strings.Join(casts, ", ")+")"+conflict, arrays...)
+	_, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context, insert+" SELECT "+strings.Join(selects, ", ")+
+		" FROM unnest("+strings.Join(params, ", ")+") AS u("+strings.Join(names, ", ")+")"+conflict, arrays...)
 	return err
 }
 
-// column is column j of rows as one slice, with its PostgreSQL type; v is
-// its value in the first row.
-func column(rows [][]any, j int, v any) (string, any, error) {
+// column is column j of rows as one slice, with its PostgreSQL array
+// element type and the cast that stores it; v is its value in the first
+// row.
+func column(rows [][]any, j int, v any) (typ, cast string, array any, err error) {
 	switch v.(type) {
 	case string:
-		return "text", columnOf[string](rows, j), nil
+		return "text", "", columnOf[string](rows, j), nil
+	case jsonText:
+		return "text", "::json", columnOf[jsonText](rows, j), nil
 	case float64:
-		return "double precision", columnOf[float64](rows, j), nil
+		return "double precision", "", columnOf[float64](rows, j), nil
 	case int64:
-		return "bigint", columnOf[int64](rows, j), nil
+		return "bigint", "", columnOf[int64](rows, j), nil
 	case int:
-		return "bigint", columnOf[int](rows, j), nil
+		return "bigint", "", columnOf[int](rows, j), nil
 	case bool:
-		return "boolean", columnOf[bool](rows, j), nil
+		return "boolean", "", columnOf[bool](rows, j), nil
 	case time.Time:
-		return "timestamptz", columnOf[time.Time](rows, j), nil
+		return "timestamptz", "", columnOf[time.Time](rows, j), nil
 	}
-	return "", nil, fmt.Errorf("store: insert rows: column %d holds a %T", j+1, v)
+	return "", "", nil, fmt.Errorf("store: insert rows: column %d holds a %T", j+1, v)
 }
 
 func columnOf[T any](rows [][]any, j int) []T {

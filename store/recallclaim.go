@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 type claimedRecall struct {
@@ -106,13 +105,19 @@ func (w *recallWriter) checkClaims(final bool) {
 	}
 }
 
-// insertRecalls writes claimed recall rows inside tx, in one statement,
-// but for those there already.
+// insertRecalls writes recall rows inside tx (see insertRows), but for
+// those there already.
 func insertRecalls(tx *gorm.DB, rows []*recallRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rows).Error; err != nil {
+	args := make([][]any, len(rows))
+	for i, r := range rows {
+		args[i] = []any{r.ID, r.TenantID, r.Query, jsonText(r.Route), jsonText(r.Items), r.TokenBudget, r.TokensUsed, r.AgentID, r.UserID,
+			r.SessionID, r.CreatedAt}
+	}
+	if err := insertRows(tx, `INSERT INTO recalls (id, tenant_id, query, route, items, token_budget, tokens_used, agent_id, user_id,
+		session_id, created_at)`, " ON CONFLICT DO NOTHING", args); err != nil {
 		return fmt.Errorf("store: save recall: %w", err)
 	}
 	return nil

@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Defaults of the recall writer (Options.RecallFlush, RecallBatch).
@@ -237,11 +235,13 @@ func (w *recallWriter) conn() *gorm.DB {
 func (w *recallWriter) commitRows(rows []recallRow) error {
 	ctx := context.Background()
 	return w.db.retry(ctx, func() error {
-		// A feedback may have written one of them already (claim).
-		if err := w.conn().WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 100).Error; err != nil {
-			return fmt.Errorf("store: save recalls: %w", err)
+		// A feedback may have written one of them already (claim):
+		// insertRecalls skips it.
+		ptrs := make([]*recallRow, len(rows))
+		for i := range rows {
+			ptrs[i] = &rows[i]
 		}
-		return nil
+		return w.conn().WithContext(ctx).Transaction(func(tx *gorm.DB) error { return insertRecalls(tx, ptrs) })
 	})
 }
 
