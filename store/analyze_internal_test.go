@@ -37,3 +37,22 @@ func TestAnalyzeTables(t *testing.T) {
 		t.Errorf("%d of the schema's %d tables not analysed", unanalysed, tables)
 	}
 }
+
+// TestMemoriesFillfactor: on PostgreSQL memory pages keep room for the
+// heap-only updates of credits (migration 0026).
+func TestMemoriesFillfactor(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, Options{Driver: "postgres", DSN: internalPostgresDSN(t), Tokens: internalTokens(t), MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var opts string
+	if err := db.r.Raw(`SELECT COALESCE(array_to_string(reloptions, ','), '') FROM pg_class
+		WHERE oid = to_regclass(current_schema() || '.memories')`).Row().Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	if opts != "fillfactor=80" {
+		t.Errorf("memories has options %q, want fillfactor=80", opts)
+	}
+}
