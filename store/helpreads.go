@@ -182,13 +182,29 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 	return top, nil
 }
 
+// readHelpRowsSQL reads the memory_help rows of the keys $2 of the tenant
+// $1 on PostgreSQL, one primary-key lookup per key (OFFSET 0 keeps the
+// subquery a lookup). As "memory_id = ANY($2)" the planner, going by the
+// statistics of a table that feedback had grown since they were taken,
+// read all of the tenant's rows through the index on its tenant and
+// compared each with every key: 12 to 42 ms a recall once a tenant had
+// 5,000 rows, and 5 to 18 ms to plan, against under a millisecond each
+// for the lookups.
+const readHelpRowsSQL = `SELECT h.memory_id, h.good, h.bad, h.with_n, h.with_sum, h.with_sq, h.without_n, h.without_sum,
+	h.without_sq, h.updated_at FROM unnest(?::text[]) AS k(id)
+CROSS JOIN LATERAL (SELECT * FROM memory_help WHERE tenant_id = ? AND memory_id = k.id OFFSET 0) h`
+
 // readHelpRows reads the memory_help rows of keys, scanning the columns
 // itself: every recall reads its candidates' rows, and gorm's scan by
 // reflection took as long as the statement.
 func readHelpRows(g *gorm.DB, tenant string, keys []string) ([]helpRow, error) {
 	in, list := inList(g, "memory_id", keys)
-	rs, err := g.Raw(`SELECT memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at
-		FROM memory_help WHERE tenant_id = ? AND `+in, tenant, list).Rows()
+	query, args := `SELECT memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at
+		FROM memory_help WHERE tenant_id = ? AND `+in, []any{tenant, list}
+	if g.Dialector.Name() == "postgres" {
+		query, args = readHelpRowsSQL, []any{list, tenant}
+	}
+	rs, err := g.Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
 	}
