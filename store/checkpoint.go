@@ -14,15 +14,14 @@ import (
 
 // sqliteWriterDriver is go-sqlite3 with SQLite's automatic checkpoint
 // turned off on each connection it opens: the writer's (see
-// checkpointer); on Unix its writes also queue on a flock (see
-// queuedDriver).
+// checkpointer).
 const sqliteWriterDriver = "engram-sqlite-writer"
 
 func init() {
-	sql.Register(sqliteWriterDriver, writerDriver(sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+	sql.Register(sqliteWriterDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec("PRAGMA wal_autocheckpoint=0", nil)
 		return err
-	}}))
+	}})
 }
 
 // checkpointInterval is how often the checkpointer copies the
