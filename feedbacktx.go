@@ -141,6 +141,11 @@ type RecallScores struct {
 	Injected []MemoryRef
 	HeldBack string
 	Pinned   map[string]bool
+	// Probe is the memory a kind probe chose ("" when none) and ProbeIn
+	// whether the probe let it in (ScoreBreakdown.Explored) or kept it
+	// out (Recall.Probe).
+	Probe   string
+	ProbeIn bool
 }
 
 // CreditWrite is what one feedback writes to the memories it credits (see

@@ -52,6 +52,12 @@ type ScoreBreakdown struct {
 	// compares it with a fixed threshold); Relevance is relative to the
 	// recall's best match and only ranks.
 	Match float64 `json:"match"`
+	// Explored marks a memory a kind probe let in (learning.explore_kinds):
+	// the model distrusts its kinds, so FeatureFactor would have kept it
+	// out, and this recall's Score and Helpfulness leave that factor out,
+	// so that feedback measures what answers are like with its kinds in
+	// (see Recall.Probe).
+	Explored bool `json:"explored,omitempty"`
 	// Pinned marks a memory injected as context whatever the query (a
 	// pinned P0 identity memory that was not the recall's best match): it
 	// takes no credit, vote or helpfulness evidence from feedback.
@@ -144,7 +150,12 @@ type Recall struct {
 	// (learning.explore), with the score it had: feedback on the recall
 	// counts towards that memory's measured impact. Never shown to the
 	// client, whose context it is not part of.
-	HeldBack  *RecallItem `json:"-"`
+	HeldBack *RecallItem `json:"-"`
+	// Probe is the memory a kind probe chose and left where the learned
+	// model ranks it (the probe's control arm; see
+	// ScoreBreakdown.Explored): feedback on the recall counts as an answer
+	// without its kinds let in. Never shown to the client.
+	Probe     *RecallItem `json:"-"`
 	CreatedAt time.Time   `json:"created_at"`
 }
 

@@ -20,6 +20,10 @@ type LearningTrace struct {
 	Up       *bool       `json:"up,omitempty"`
 	Rater    string      `json:"rater,omitempty"`
 	Held     *TraceItem  `json:"held,omitempty"`
+	// Probe is the memory a kind probe chose and left where the model
+	// ranked it (see
+	// engram.Recall.Probe); one it let in is an item marked Explored.
+	Probe *TraceItem `json:"probe,omitempty"`
 	// LeftOut are the best candidates the recall left out (see
 	// engram.Recall.LeftOut), ranked with Items by the measured recalls.
 	LeftOut []TraceItem `json:"left_out,omitempty"`
@@ -46,6 +50,9 @@ type TraceItem struct {
 	// evidence to, which engram bench replay needs.
 	Origin string   `json:"origin,omitempty"`
 	Of     []string `json:"of,omitempty"`
+	// Explored marks an item a kind probe let in: its Score and Help
+	// leave out Kinds (see engram.ScoreBreakdown.Explored).
+	Explored bool `json:"explored,omitempty"`
 	// At is the item's place in the recall's injection order
 	// (engram.Recall.Items, grouped before scored), from 0.
 	At int `json:"at"`
@@ -69,7 +76,7 @@ func (t *tracer) item(it engram.RecallItem) TraceItem {
 	b := it.Breakdown
 	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
 		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features,
-		Origin: t.kinds[it.ID].origin, Of: t.kinds[it.ID].features}
+		Origin: t.kinds[it.ID].origin, Of: t.kinds[it.ID].features, Explored: b.Explored}
 }
 
 func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engram.Recall, up *bool, rater string) error {
@@ -91,6 +98,10 @@ func (t *tracer) write(tenant, phase string, i int, q locomoQuestion, rec *engra
 	if rec.HeldBack != nil {
 		h := t.item(*rec.HeldBack)
 		line.Held = &h
+	}
+	if rec.Probe != nil {
+		p := t.item(*rec.Probe)
+		line.Probe = &p
 	}
 	for _, it := range rec.LeftOut {
 		line.LeftOut = append(line.LeftOut, t.item(it))

@@ -171,11 +171,19 @@ func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, lin
 	if *line.Up {
 		signal = 1
 	}
-	held := ""
+	var arms learning.Arms
 	if line.Held != nil {
-		held = line.Held.ID
+		arms.HeldBack = line.Held.ID
 	}
-	deltas, rep := fb.Learn(t.reps[line.Rater], signal, judged, held)
+	if line.Probe != nil {
+		arms.Probe = line.Probe.Of
+	}
+	for _, c := range cs {
+		if c.it.Explored {
+			arms.Probe, arms.ProbeIn = c.it.Of, true
+		}
+	}
+	deltas, rep := fb.Learn(t.reps[line.Rater], signal, judged, arms)
 	for k, d := range deltas {
 		t.help[k] = sumHelp(t.help[k], d)
 	}
@@ -216,9 +224,14 @@ func (t *replayTenant) after(scorer *learning.Scorer, run *ReplayRun, line Learn
 	return nil
 }
 
-// factor is an item's helpfulness factor under the replayed state.
+// factor is an item's helpfulness factor under the replayed state,
+// without its feature factor for an item a kind probe let in.
 func (t *replayTenant) factor(scorer *learning.Scorer, it TraceItem) float64 {
-	f, _, _ := scorer.Helpful(t.evidence(it))
+	e := t.evidence(it)
+	f, _, _ := scorer.Helpful(e)
+	if k, _ := scorer.Features(e); it.Explored && k > 0 {
+		f /= k
+	}
 	return f
 }
 

@@ -83,6 +83,13 @@ type LearningConfig struct {
 	// best-scored memories (never P0, never a key the query names) and
 	// record it, so that feedback measures each memory's impact.
 	Explore float64 `yaml:"explore"`
+	// ExploreKinds is the share of the recalls that qualify (a candidate
+	// the learned model sinks under half would be one of the three best
+	// without it) that probe its kinds: let it in at that score, or leave
+	// it where the model ranks it, at even odds, so that feedback measures
+	// whether the model is wrong about them (see
+	// learning.Recaller.WithKindProbes).
+	ExploreKinds float64 `yaml:"explore_kinds"`
 }
 
 // ReflectorConfig configures the L3 reflector. With BaseURL empty it is
@@ -234,7 +241,7 @@ func Default() Config {
 		Jobs:       JobsConfig{InlineMaxMemories: 2000, Lease: 30 * time.Second, Poll: time.Second, MaxAttempts: 3},
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
-		Learning:   LearningConfig{Explore: 0.03},
+		Learning:   LearningConfig{Explore: 0.03, ExploreKinds: 0.2},
 		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
 		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second, MaxFiles: 50000, MinFreeBytes: 1 << 30},
 		Scoring:    engram.DefaultScoringConfig(),

@@ -190,6 +190,9 @@ func (c Config) Validate() error {
 	if x := c.Learning.Explore; !(x >= 0 && x <= 0.5) {
 		bad("learning.explore", "must be in [0, 0.5]")
 	}
+	if x := c.Learning.ExploreKinds; !(x >= 0 && x <= 1) {
+		bad("learning.explore_kinds", "must be in [0, 1]")
+	}
 	if r.OffRouteWeight < 0 || r.OffRouteWeight > 1 {
 		bad("recall.off_route_weight", "must be in [0, 1]")
 	}

@@ -20,8 +20,73 @@ const exploreTop = 3
 // the memory (its impact, GET /v1/memories/{id}/impact).
 func (r *Recaller) WithExplore(p float64) *Recaller {
 	r.explore = p
-	r.exploring = &exploreSource{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	r.source()
 	return r
+}
+
+// WithKindProbes makes a share p of the recalls that qualify
+// (learning.explore_kinds) probe a distrusted kind: a recall qualifies
+// when a candidate whose feature factor is under probeBelow would be one
+// of its exploreTop best without that factor. A probing recall lets the
+// candidate in with that score (ScoreBreakdown.Explored) or leaves it
+// where the model ranks it (Recall.Probe, the control arm), at even
+// odds, and feedback on it counts in the candidate's features' impact
+// arms (with, without; see learningTx.finish). The learned model can be
+// wrong about a kind: a hostile rater's streak before any consensus, or
+// a kind ranked out of the answers that would have shown it good, leaves
+// true memories under a factor no feedback can lift, since they are
+// never injected again. A kind whose measured impact is positive is not
+// distrusted (see Scorer.Features).
+func (r *Recaller) WithKindProbes(p float64) *Recaller {
+	r.probe = p
+	r.source()
+	return r
+}
+
+// source makes the random source exploration and kind probes draw from.
+func (r *Recaller) source() {
+	if r.exploring == nil {
+		r.exploring = &exploreSource{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	}
+}
+
+// probeBelow is the feature factor under which a candidate's kinds are
+// distrusted enough to probe.
+const probeBelow = 0.5
+
+// probeKinds decides whether this recall probes a distrusted kind (see
+// WithKindProbes). Letting the candidate in changes its breakdown in
+// cands; leaving it returns it as the item it is.
+func (r *Recaller) probeKinds(cands []Candidate) *engram.RecallItem {
+	if r.probe <= 0 {
+		return nil
+	}
+	var scores []float64
+	best, top := -1, 0.0
+	for i, c := range cands {
+		b := c.Breakdown
+		if b.Pinned || reflection(c) {
+			continue
+		}
+		scores = append(scores, b.Score)
+		if b.FeatureFactor > 0 && b.FeatureFactor < probeBelow && b.Score/b.FeatureFactor > top {
+			best, top = i, b.Score/b.FeatureFactor
+		}
+	}
+	if best < 0 || len(scores) < 2 {
+		return nil
+	}
+	slices.SortFunc(scores, func(a, b float64) int { return cmpFloat(b, a) })
+	if top < scores[min(exploreTop, len(scores))-1] || !r.exploring.explores(r.probe) {
+		return nil
+	}
+	b := &cands[best].Breakdown
+	if r.exploring.explores(0.5) {
+		b.Score, b.Helpfulness, b.Explored = top, b.Helpfulness/b.FeatureFactor, true
+		return nil
+	}
+	m := cands[best].Memory
+	return &engram.RecallItem{ID: m.ID, Version: m.Version, Score: b.Score, Breakdown: *b}
 }
 
 // SeedExplore restarts exploration's random source at seed, so that the
@@ -73,7 +138,7 @@ func (r *Recaller) holdBack(query string, cands []Candidate, items []engram.Reca
 	eligible := make([]engram.RecallItem, 0, len(items))
 	for _, it := range items {
 		m := byID[it.ID]
-		if m == nil || m.Priority == engram.P0 || strings.HasPrefix(it.ID, "refl_") || (m.Key != "" && strings.Contains(query, m.Key)) {
+		if m == nil || it.Breakdown.Explored || m.Priority == engram.P0 || strings.HasPrefix(it.ID, "refl_") || (m.Key != "" && strings.Contains(query, m.Key)) {
 			continue
 		}
 		eligible = append(eligible, it)

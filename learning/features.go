@@ -102,6 +102,9 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 	distrust, trust, against := 0.0, 0.0, 0.0
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
+		if w < 0 && helps(h) {
+			w = 0
+		}
 		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
 		against += math.Min(w, 0)
 		if w != 0 {
@@ -151,9 +154,24 @@ func (p Policy) kindBelief(e engram.HelpEvidence) float64 {
 	pool := kindPool(e)
 	sum := 0.0
 	for _, h := range e.Features {
+		if helps(h) {
+			continue
+		}
 		sum += math.Log((h.Good + p.FeaturePrior*pool) / (h.Good + h.Bad + p.FeaturePrior) / pool)
 	}
 	return math.Exp(p.BeliefPower * sum / float64(len(e.Features)))
+}
+
+// helps reports whether a kind's measured impact is positive: answers
+// where kind probes let a memory of the kind in (see
+// Recaller.WithKindProbes) were better than those where they left it as
+// the model ranked it, by the whole of the impact's 95% interval. What
+// the kind's evidence says against it is then a wrong lesson (a hostile
+// streak, or answers it was ranked out of), and it is neither distrusted
+// nor denied its share of good answers.
+func helps(h engram.Helpfulness) bool {
+	_, lo, _, ok := impact(h, impactMin)
+	return ok && lo > 0
 }
 
 // kindPool is the good-rate of every judged memory's features

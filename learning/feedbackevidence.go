@@ -98,17 +98,36 @@ func (f *Feedback) learn(rep engram.Reputation, signal float64, judged []JudgedM
 // when it credits every judged memory (no rater cap reached, no
 // correction): the helpfulness evidence by key (memory ids, origin and
 // feature keys, the tenant-wide keys; see engram.FeedbackTx.AddLearning)
-// and the rater's reputation. judged is best-scored first; heldBack is
-// the memory exploration held back from the recall, "" for none. It runs
-// the same code SubmitFeedback runs inside the feedback's transaction,
-// for replaying recorded thumbs (engram bench replay).
-func (f *Feedback) Learn(rep engram.Reputation, signal float64, judged []JudgedMemory, heldBack string) (map[string]engram.Helpfulness, engram.Reputation) {
+// and the rater's reputation. judged is best-scored first; arms are what
+// the recall's exploration left to measure. It runs the same code
+// SubmitFeedback runs inside the feedback's transaction, for replaying
+// recorded thumbs (engram bench replay).
+func (f *Feedback) Learn(rep engram.Reputation, signal float64, judged []JudgedMemory, arms Arms) (map[string]engram.Helpfulness, engram.Reputation) {
 	l := f.learn(rep, signal, judged)
 	for _, m := range judged {
 		l.credited(m.ID)
 	}
-	l.finish(heldBack, true)
+	l.finish(arms, true)
 	return l.deltas, l.reputation()
+}
+
+// Arms are what a recall's exploration left for feedback on it to
+// measure: the memory it held back ("" for none; see Recaller.WithExplore)
+// and the feature keys of the memory a kind probe chose, let in or left
+// where the model ranks it (none without a probe; see
+// Recaller.WithKindProbes).
+type Arms struct {
+	HeldBack string
+	Probe    []string
+	ProbeIn  bool
+}
+
+// arm is the impact arm of h a probing recall's answer counts in.
+func (a Arms) arm(h *engram.Helpfulness) *engram.Outcomes {
+	if a.ProbeIn {
+		return &h.With
+	}
+	return &h.Without
 }
 
 // add changes the delta of key id by fn.
@@ -160,12 +179,20 @@ func (l *learningTx) outcome(o *engram.Outcomes) {
 	o.Sq += l.signal * l.signal
 }
 
-// finish adds the held-back memory's outcome without it and what the
-// feedback adds to the tenant-wide keys (all memories', and the judged
-// answers' for a judged answer, not a vote on one memory).
-func (l *learningTx) finish(heldBack string, answer bool) {
-	if heldBack != "" {
-		l.add(heldBack, func(h *engram.Helpfulness) { l.outcome(&h.Without) })
+// finish adds the outcomes of the recall's exploration arms (a judged
+// answer only) and what the feedback adds to the tenant-wide keys (all
+// memories', and the judged answers' for a judged answer, not a vote on
+// one memory): the held-back memory's answer without it, and the answer
+// with or without the kinds of the memory a probe chose, in each of its
+// features' impact arms.
+func (l *learningTx) finish(arms Arms, answer bool) {
+	if arms.HeldBack != "" {
+		l.add(arms.HeldBack, func(h *engram.Helpfulness) { l.outcome(&h.Without) })
+	}
+	for _, k := range arms.Probe {
+		if answer {
+			l.add(k, func(h *engram.Helpfulness) { l.outcome(arms.arm(h)) })
+		}
 	}
 	if answer {
 		l.add(engram.AnswersKey, func(h *engram.Helpfulness) {

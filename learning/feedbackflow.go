@@ -51,9 +51,9 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 	if err != nil {
 		return nil, err
 	}
-	query, heldBack := "", ""
+	query := ""
 	if rec != nil {
-		heldBack, query = rec.HeldBack, rec.Query
+		query = rec.Query
 	}
 	targets := make([]string, 0, len(shares))
 	for id, w := range shares {
@@ -117,7 +117,11 @@ func (f *Feedback) apply(ctx context.Context, tx engram.FeedbackTx, in engram.Fe
 				res.Reflections = append(res.Reflections, *cr)
 			}
 		}
-		l.finish(heldBack, in.MemoryID == "")
+		arms, err := f.arms(ctx, tx, rec, l)
+		if err != nil {
+			return nil, err
+		}
+		l.finish(arms, in.MemoryID == "")
 		tx.AddLearning(l.deltas, in.Rater, l.reputation())
 	}
 	if answer != nil {
@@ -413,4 +417,29 @@ func (f *Feedback) correct(ctx context.Context, tx engram.FeedbackTx, a *engram.
 		return nil, err
 	}
 	return &engram.Knowledge{MemoryID: created.Memory.ID, Superseded: append([]string{}, ids...)}, nil
+}
+
+// arms are what the recall's exploration left for the feedback to
+// measure (see Arms). The features of the memory a probe chose are those
+// its learning read when the recall injected it; otherwise it is read
+// for them, and counts for nothing once deleted.
+func (f *Feedback) arms(ctx context.Context, tx engram.FeedbackTx, rec *engram.RecallScores, l *learningTx) (Arms, error) {
+	if rec == nil {
+		return Arms{}, nil
+	}
+	a := Arms{HeldBack: rec.HeldBack, ProbeIn: rec.ProbeIn}
+	if rec.Probe == "" {
+		return a, nil
+	}
+	if a.Probe = l.features[rec.Probe]; a.Probe == nil {
+		m, err := tx.FindMemory(ctx, rec.Probe)
+		if engram.ErrorCode(err) == engram.ENOTFOUND {
+			return a, nil
+		}
+		if err != nil {
+			return a, err
+		}
+		a.Probe = m.Features()
+	}
+	return a, nil
 }

@@ -23,7 +23,7 @@ func TestLearn(t *testing.T) {
 		p := DefaultPolicy()
 		p.KindHalf = tc.kindHalf
 		f := NewFeedback(nil, newTestScorer(t).WithPolicy(p), engram.FeedbackConfig{})
-		deltas, rep := f.Learn(engram.Reputation{}, -1, judged, "")
+		deltas, rep := f.Learn(engram.Reputation{}, -1, judged, Arms{})
 		want := map[string]float64{
 			"mem_a": 1, "mem_b": 1, "origin:x": 2, engram.AllOrigins: 2, engram.AnswersKey: 1,
 			"feature:shape=list": 1, "feature:shape=sentence": tc.second, "feature:type=note": 1 + tc.second,

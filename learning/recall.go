@@ -51,7 +51,10 @@ type Recaller struct {
 	// measure its impact, drawn from exploring (see explore.go).
 	explore   float64
 	exploring *exploreSource
-	links     LinkStore // nil: recalls do not follow links (see hop)
+	// probe is the share of qualifying recalls that probe a distrusted
+	// kind (see WithKindProbes).
+	probe float64
+	links LinkStore // nil: recalls do not follow links (see hop)
 }
 
 type dense struct {
@@ -129,6 +132,7 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 		return nil, err
 	}
 	degrade = append(degrade, reasons...)
+	probe := r.probeKinds(cands)
 	inject, left := cut(cands, req.Identity || route.Identity, req.Fill)
 	text, items, used := r.packer.Pack(inject, req.TokenBudget, RecallLine)
 	held, inject := r.holdBack(query, inject, items)
@@ -140,7 +144,7 @@ func (r *Recaller) Recall(ctx context.Context, req engram.RecallRequest) (*engra
 	}
 	rec := &engram.Recall{
 		Query: query, Route: *route, Items: items, Context: text, TokensUsed: used, TokenBudget: req.TokenBudget,
-		DegradeReasons: degrade, LeftOut: leftOut(inject, left, items, held), HeldBack: held, CreatedAt: r.now().UTC(),
+		DegradeReasons: degrade, LeftOut: leftOut(inject, left, items, held), HeldBack: held, Probe: probe, CreatedAt: r.now().UTC(),
 	}
 	if err := r.store.SaveRecall(ctx, rec, req.AgentID, req.SessionID); err != nil {
 		return nil, err

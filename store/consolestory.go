@@ -132,6 +132,9 @@ func (db *DB) FindRecallRecord(ctx context.Context, id string) (*engram.RecallRe
 			rec.HeldBack = &item
 			continue
 		}
+		if it.Probe {
+			continue
+		}
 		rec.Items = append(rec.Items, item)
 	}
 	var ins []interactionRow

@@ -181,32 +181,36 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 	items := r.items()
 	refs := make([]engram.MemoryRef, 0, len(items))
 	for _, it := range items {
-		if !it.HeldBack {
+		if it.shown() {
 			refs = append(refs, engram.MemoryRef{ID: it.ID, Version: it.Version})
 		}
 	}
 	return refs
 }
 
-// scores returns the score the recall gave each memory it injected, the
-// id of the memory exploration held back ("" when none) and the items
-// whose breakdown marked them pinned, as the recall stored them.
-func (r *recallRow) scores() (map[string]float64, string, map[string]bool) {
-	items := r.items()
-	out := make(map[string]float64, len(items))
-	held := ""
-	pinned := map[string]bool{}
-	for _, it := range items {
-		if it.HeldBack {
-			held = it.ID
+// scores returns what feedback reads of the recall (see
+// engram.RecallScores): the score it gave each memory it injected, the
+// memory exploration held back, the items whose breakdown marked them
+// pinned, and the memory a kind probe chose, as the recall stored them.
+func (r *recallRow) scores() *engram.RecallScores {
+	rs := &engram.RecallScores{Query: r.Query, Scores: map[string]float64{}, Injected: r.memoryRefs(), Pinned: map[string]bool{}}
+	for _, it := range r.items() {
+		switch {
+		case it.HeldBack:
+			rs.HeldBack = it.ID
 			continue
+		case it.Probe:
+			rs.Probe = it.ID
+			continue
+		case it.Breakdown.Explored:
+			rs.Probe, rs.ProbeIn = it.ID, true
 		}
-		out[it.ID] = it.Score
+		rs.Scores[it.ID] = it.Score
 		if it.Breakdown.Pinned {
-			pinned[it.ID] = true
+			rs.Pinned[it.ID] = true
 		}
 	}
-	return out, held, pinned
+	return rs
 }
 
 // items returns the recall's stored items, decoded from Items on the

@@ -136,8 +136,7 @@ func (t *feedbackTx) FindRecallScores(_ context.Context, id string) (*engram.Rec
 			return nil, err
 		}
 	}
-	scores, held, pinned := rec.scores()
-	return &engram.RecallScores{Query: rec.Query, Scores: scores, Injected: rec.memoryRefs(), HeldBack: held, Pinned: pinned}, nil
+	return rec.scores(), nil
 }
 
 // FindMemory implements engram.FeedbackTx, with what the group's

@@ -39,7 +39,15 @@ type recallItemRef struct {
 	// HeldBack marks the memory exploration held back: recorded with the
 	// recall, not injected, and not counted as an access.
 	HeldBack bool `json:"held_back,omitempty"`
+	// Probe marks the memory a kind probe chose and left where the model
+	// ranked it (see engram.Recall.Probe): recorded beside the items, and
+	// never an injection or access of its own.
+	Probe bool `json:"probe,omitempty"`
 }
+
+// shown reports whether the ref is an injected item: neither the memory
+// exploration held back nor the record of a kind probe's control arm.
+func (r recallItemRef) shown() bool { return !r.HeldBack && !r.Probe }
 
 // SaveRecall gives the recall a new id (set on r) and hands its record
 // and the access counts of its memories to the process's recall writer,
@@ -59,6 +67,9 @@ func (db *DB) SaveRecall(ctx context.Context, r *engram.Recall, agentID, session
 	}
 	if h := r.HeldBack; h != nil {
 		refs = append(refs, recallItemRef{ID: h.ID, Version: h.Version, Score: h.Score, Breakdown: h.Breakdown, HeldBack: true})
+	}
+	if p := r.Probe; p != nil {
+		refs = append(refs, recallItemRef{ID: p.ID, Version: p.Version, Score: p.Score, Breakdown: p.Breakdown, Probe: true})
 	}
 	items, _ := json.Marshal(refs)
 	return db.recalls.add(recallRow{ID: r.ID, TenantID: tenant, Query: r.Query, Route: string(route), Items: string(items),

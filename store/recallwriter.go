@@ -115,9 +115,11 @@ func newRecallWriter(db *DB, o Options) *recallWriter {
 
 // add queues one recall. After close it commits the recall at once.
 func (w *recallWriter) add(row recallRow, items []recallItemRef) error {
-	refs := make([]accessRef, len(items))
-	for i, it := range items {
-		refs[i] = accessRef{tenant: row.TenantID, id: it.ID, at: row.CreatedAt}
+	refs := make([]accessRef, 0, len(items))
+	for _, it := range items {
+		if it.shown() {
+			refs = append(refs, accessRef{tenant: row.TenantID, id: it.ID, at: row.CreatedAt})
+		}
 	}
 	w.mu.Lock()
 	if w.closed {

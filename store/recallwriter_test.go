@@ -243,3 +243,54 @@ func TestRecallWriterFailedClaim(t *testing.T) {
 		}
 	})
 }
+
+// TestRecallArmsNotAccessed: the memory exploration held back and the
+// record of a kind probe's control arm are kept with the recall, for its
+// feedback, but neither is an injection: no access is counted for them,
+// and feedback reads them as the recall's arms, on both engines.
+func TestRecallArmsNotAccessed(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "arms")
+		var ids []*engram.Memory
+		for _, c := range []string{"Shown: the deploy window opens at nine", "Held back: rollbacks need two approvals", "Probed: Keywords: deploy, rollback"} {
+			res, err := db.CreateMemory(ctx, &engram.Memory{Content: c, Category: "work"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, res.Memory)
+		}
+		shown, held, probed := ids[0], ids[1], ids[2]
+		r := &engram.Recall{Query: "deploy", TokenBudget: 100, CreatedAt: time.Now(),
+			Items:    []engram.RecallItem{{ID: shown.ID, Version: shown.Version, Score: 0.5}},
+			HeldBack: &engram.RecallItem{ID: held.ID, Version: held.Version, Score: 0.4},
+			Probe:    &engram.RecallItem{ID: probed.ID, Version: probed.Version, Score: 0.1}}
+		if err := db.SaveRecall(ctx, r, "", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FlushRecalls(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ids {
+			want := int64(0)
+			if m == shown {
+				want = 1
+			}
+			if got := getMemory(t, ctx, db, m.ID).AccessCount; got != want {
+				t.Errorf("%q: access_count %d, want %d", m.Content, got, want)
+			}
+		}
+		if _, err := db.RunFeedback(ctx, r.ID, "r", func(ctx context.Context, tx engram.FeedbackTx) (*engram.FeedbackResult, error) {
+			rs, err := tx.FindRecallScores(ctx, r.ID)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs.Scores) != 1 || rs.HeldBack != held.ID || rs.Probe != probed.ID || rs.ProbeIn || len(rs.Injected) != 1 {
+				t.Errorf("recall scores %+v: want one injected memory, the held-back one and the probe's control arm", rs)
+			}
+			return &engram.FeedbackResult{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -151,7 +151,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		// The recall-quality run measures the ranking and the cut:
 		// exploration would hold back one of the best memories of a
 		// random 3% of recalls and make the figures vary from run to run.
-		cfg.Learning.Explore = 0
+		cfg.Learning.Explore, cfg.Learning.ExploreKinds = 0, 0
 	}
 	cfg.Server.LogLevel = "warn"
 	logger := NewLogger(cfg, os.Stderr)
@@ -223,7 +223,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			return err
 		}
 		measured := cfg
-		measured.Learning.Explore = 0
+		measured.Learning.Explore, measured.Learning.ExploreKinds = 0, 0
 		ms, err := NewServices(measured, db, logger)
 		if err != nil {
 			return err
@@ -421,7 +421,7 @@ func benchKnowledge(ctx context.Context, cfg configs.Config, db *store.DB, logge
 		return err
 	}
 	measured := cfg
-	measured.Learning.Explore = 0
+	measured.Learning.Explore, measured.Learning.ExploreKinds = 0, 0
 	on, err := NewServices(measured, db, logger)
 	if err != nil {
 		return err

@@ -140,7 +140,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	lexical := index.New(loads, index.Config{MaxBytes: cfg.Index.MaxMB << 20, RowCache: cfg.Index.RowCache,
 		Dir: filepath.Join(cfg.DataDir, "index"), Logger: logger})
 	recall := learning.NewRecaller(recallStore{db, lexical}, routes, scorer, tok,
-		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore).WithLinks(clearance.Links{LinkService: db, Memories: db})
+		cfg.Recall, time.Now).WithExplore(cfg.Learning.Explore).WithKindProbes(cfg.Learning.ExploreKinds).WithLinks(clearance.Links{LinkService: db, Memories: db})
 	services := &Services{Memories: clearance.NewLinkedMemories(db, db), Router: routes, Recall: recall, Index: lexical, Feedback: learning.NewFeedback(db, scorer, cfg.Feedback),
 		Scorer: scorer}
 	rc := reflections.Config{Categories: cfg.Memory.Categories, MinGroup: cfg.Reflector.MinGroup,
