@@ -28,8 +28,9 @@ func (c cutRecall) Recall(_ context.Context, req engram.RecallRequest) (*engram.
 // TestPlaygroundShowsTheCut: the playground shows each injected item's
 // match and score, marks pinned context, and lists the candidates left
 // out with why (below the cut, superseded with a link to the newer
-// memory, the budget, held back) and their match, in English and
-// Chinese; a recall with nothing left out shows no such list.
+// memory, the budget, held back) and their match, and marks the memory a
+// kind probe let in, in English and Chinese; a recall with nothing left
+// out shows no such list.
 func TestPlaygroundShowsTheCut(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		rec := &engram.Recall{Route: engram.Route{Intent: engram.IntentAsk, Mode: engram.ModeFactual}, TokensUsed: 21,
@@ -39,6 +40,8 @@ func TestPlaygroundShowsTheCut(t *testing.T) {
 					Breakdown: engram.ScoreBreakdown{Pinned: true, Match: 0.02, Score: 0.25}},
 				{ID: "mem_ship", Category: "work", Text: "The payments team ships on Tuesdays", Tokens: 12, Score: 0.25,
 					Breakdown: engram.ScoreBreakdown{Match: 0.812, Score: 0.25}},
+				{ID: "mem_probe", Category: "work", Text: "Keywords: payments, ship, Tuesday", Tokens: 8, Score: 0.2,
+					Breakdown: engram.ScoreBreakdown{Match: 0.7, Score: 0.2, FeatureFactor: 0.1, Explored: true}},
 			},
 			LeftOut: []engram.RecallItem{
 				{ID: "mem_old", Category: "work", Text: "The payments team ships on Mondays", Score: 0.125,
@@ -76,6 +79,9 @@ func TestPlaygroundShowsTheCut(t *testing.T) {
 				t.Errorf("the injected items lack %q", want)
 			}
 		}
+		if n := strings.Count(items, `class="badge warn explored"`); n != 1 || !strings.Contains(items, "explored (kind probe)") {
+			t.Errorf("%d items marked explored, want the one a kind probe let in", n)
+		}
 		for _, tt := range []struct{ id, class, reason, match string }{
 			{"mem_old", "cut-superseded", "superseded", "0.794"},
 			{"mem_lunch", "cut-below_cut", "below the relevance cut", "0.031"},
@@ -95,7 +101,7 @@ func TestPlaygroundShowsTheCut(t *testing.T) {
 		u, _ := url.Parse(e.srv.URL + "/console/")
 		c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "engram_lang", Value: "zh", Path: "/console/"}})
 		zh := html.UnescapeString(run().Body)
-		for _, want := range []string{"未装入", "固定上下文", "匹配度", "低于相关性截断", "已被更新取代", "超出预算", "探索时暂不注入", "取代它的较新记忆"} {
+		for _, want := range []string{"未装入", "固定上下文", "匹配度", "低于相关性截断", "已被更新取代", "超出预算", "探索时暂不注入", "取代它的较新记忆", "试探（记忆类型）"} {
 			if !strings.Contains(zh, want) {
 				t.Errorf("the Chinese page lacks %q", want)
 			}
