@@ -148,9 +148,17 @@ func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, lin
 		score float64
 	}
 	var cs []cand
+	control := ""
+	if line.Probe != nil {
+		control = line.Probe.ID
+	}
 	for _, it := range line.Items {
 		t.judged[it.ID] = true
-		if s := base(it) * t.factor(scorer, it); s > 0 {
+		f := t.factor(scorer, it)
+		if it.ID == control {
+			f = t.controlFactor(scorer, it)
+		}
+		if s := base(it) * f; s > 0 {
 			cs = append(cs, cand{it, s})
 		}
 	}
@@ -231,6 +239,18 @@ func (t *replayTenant) factor(scorer *learning.Scorer, it TraceItem) float64 {
 	f, _, _ := scorer.Helpful(e)
 	if k, _ := scorer.Features(e); it.Explored && k > 0 {
 		f /= k
+	}
+	return f
+}
+
+// controlFactor is the helpfulness factor of the memory a kind probe
+// left in its control arm: with the feature factor its kinds' evidence
+// gives, heeding no measured impact (see learning.Recaller.WithKindProbes).
+func (t *replayTenant) controlFactor(scorer *learning.Scorer, it TraceItem) float64 {
+	e := t.evidence(it)
+	f, _, _ := scorer.Helpful(e)
+	if k, _ := scorer.Features(e); k > 0 {
+		f *= scorer.Unproven(e) / k
 	}
 	return f
 }

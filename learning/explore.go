@@ -20,7 +20,7 @@ const exploreTop = 3
 // the memory (its impact, GET /v1/memories/{id}/impact).
 func (r *Recaller) WithExplore(p float64) *Recaller {
 	r.explore = p
-	r.source()
+	r.exploring = newSource()
 	return r
 }
 
@@ -39,15 +39,14 @@ func (r *Recaller) WithExplore(p float64) *Recaller {
 // distrusted (see Scorer.Features).
 func (r *Recaller) WithKindProbes(p float64) *Recaller {
 	r.probe = p
-	r.source()
+	r.probing = newSource()
 	return r
 }
 
-// source makes the random source exploration and kind probes draw from.
-func (r *Recaller) source() {
-	if r.exploring == nil {
-		r.exploring = &exploreSource{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
-	}
+// newSource is a random source for exploration or kind probes, each its
+// own, so that turning one on leaves the other's draws as they were.
+func newSource() *exploreSource {
+	return &exploreSource{rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 }
 
 // probeBelow is the feature factor under which a candidate's kinds are
@@ -55,8 +54,10 @@ func (r *Recaller) source() {
 const probeBelow = 0.5
 
 // probeKinds decides whether this recall probes a distrusted kind (see
-// WithKindProbes). Letting the candidate in changes its breakdown in
-// cands; leaving it returns it as the item it is.
+// WithKindProbes), and ranks the candidate it chose in cands by the arm
+// it draws: let in, at its score without the feature factor, or the
+// control arm, at its score with the factor its kinds' evidence gives,
+// returned as the item it is.
 func (r *Recaller) probeKinds(cands []Candidate) *engram.RecallItem {
 	if r.probe <= 0 {
 		return nil
@@ -69,7 +70,7 @@ func (r *Recaller) probeKinds(cands []Candidate) *engram.RecallItem {
 			continue
 		}
 		scores = append(scores, b.Score)
-		if b.FeatureFactor > 0 && b.FeatureFactor < probeBelow && b.Score/b.FeatureFactor > top {
+		if c.unproven > 0 && c.unproven < probeBelow && b.FeatureFactor > 0 && b.Score/b.FeatureFactor > top {
 			best, top = i, b.Score/b.FeatureFactor
 		}
 	}
@@ -77,28 +78,36 @@ func (r *Recaller) probeKinds(cands []Candidate) *engram.RecallItem {
 		return nil
 	}
 	slices.SortFunc(scores, func(a, b float64) int { return cmpFloat(b, a) })
-	if top < scores[min(exploreTop, len(scores))-1] || !r.exploring.explores(r.probe) {
+	if top < scores[min(exploreTop, len(scores))-1] || !r.probing.explores(r.probe) {
 		return nil
 	}
-	b := &cands[best].Breakdown
-	if r.exploring.explores(0.5) {
+	c := &cands[best]
+	b := &c.Breakdown
+	if r.probing.explores(0.5) {
 		b.Score, b.Helpfulness, b.Explored = top, b.Helpfulness/b.FeatureFactor, true
 		return nil
 	}
-	m := cands[best].Memory
-	return &engram.RecallItem{ID: m.ID, Version: m.Version, Score: b.Score, Breakdown: *b}
+	b.Score, b.Helpfulness, b.FeatureFactor = top*c.unproven, b.Helpfulness/b.FeatureFactor*c.unproven, c.unproven
+	return &engram.RecallItem{ID: c.Memory.ID, Version: c.Memory.Version, Score: b.Score, Breakdown: *b}
 }
 
-// SeedExplore restarts exploration's random source at seed, so that the
-// same recalls in the same order hold back the same memories (the
-// learning benchmark seeds it per run, to make a run repeatable).
+// SeedExplore restarts the random sources of exploration and kind probes
+// at seed, so that the same recalls in the same order hold back and probe
+// the same memories (the learning benchmark seeds them per run, to make a
+// run repeatable).
 func (r *Recaller) SeedExplore(seed uint64) {
-	if r.exploring == nil {
+	r.exploring.seed(seed, 0x6578706c6f7265)
+	r.probing.seed(seed, 0x70726f6265)
+}
+
+// seed restarts s at seed on stream, if s is in use.
+func (s *exploreSource) seed(seed, stream uint64) {
+	if s == nil {
 		return
 	}
-	r.exploring.mu.Lock()
-	r.exploring.rng = rand.New(rand.NewPCG(seed, 0x6578706c6f7265))
-	r.exploring.mu.Unlock()
+	s.mu.Lock()
+	s.rng = rand.New(rand.NewPCG(seed, stream))
+	s.mu.Unlock()
 }
 
 // exploreSource is exploration's random source, shared by concurrent
@@ -179,6 +188,7 @@ func (r *Recaller) helpful(ctx context.Context, cands []Candidate) error {
 		b := &cands[i].Breakdown
 		b.Helpfulness, b.OriginFactor, b.Impact = r.scorer.Helpful(e)
 		b.FeatureFactor, b.Features = r.scorer.Features(e)
+		cands[i].unproven = r.scorer.Unproven(e)
 		b.HelpGood, b.HelpBad = e.Memory.Good, e.Memory.Bad
 		b.OriginGood, b.OriginBad = e.Origin.Good, e.Origin.Bad
 		b.Score *= b.Helpfulness

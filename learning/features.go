@@ -94,6 +94,19 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
+	return s.features(e, true)
+}
+
+// Unproven is the feature factor a memory's kinds' evidence gives when
+// no measured impact (see helps) is heeded: what kind probes test (see
+// Recaller.WithKindProbes).
+func (s *Scorer) Unproven(e engram.HelpEvidence) float64 {
+	f, _ := s.features(e, false)
+	return f
+}
+
+// features is Features, heeding measured impacts or not.
+func (s *Scorer) features(e engram.HelpEvidence, heed bool) (float64, []engram.FeatureWeight) {
 	if len(e.Features) == 0 {
 		return 1, nil
 	}
@@ -102,7 +115,7 @@ func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeigh
 	distrust, trust, against := 0.0, 0.0, 0.0
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
-		if w < 0 && helps(h) {
+		if w < 0 && heed && helps(h) {
 			w = 0
 		}
 		distrust, trust = math.Min(distrust, w), math.Max(trust, w)

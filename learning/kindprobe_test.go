@@ -18,7 +18,8 @@ import (
 // the model ranks it and records it, at about even odds. Feedback on the probes lands in the
 // kind's impact arms, in the store, so a second server on the same
 // database reads it; once answers with the kind in are measured better
-// than those without, the kind is no longer distrusted. A recall with no
+// than those without, the kind is no longer distrusted, and probes go on
+// testing it against the ranking its evidence gives. A recall with no
 // distrusted candidate, and every recall with probes off, probes nothing.
 // Answers here are good with the note let in and bad without it.
 func TestKindProbes(t *testing.T) {
@@ -47,25 +48,27 @@ func TestKindProbes(t *testing.T) {
 		probing := newRecaller(t, a, router, engram.DefaultRecallConfig()).WithKindProbes(1)
 		probing.SeedExplore(3)
 		fb := learning.NewFeedback(a, learning.NewScorer(learning.DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
-		in, out, restored := 0, 0, false
-		for i := 0; i < 40 && !restored; i++ {
+		in, out := 0, 0
+		for i := range 20 {
 			rec := recall(t, probing, ctx, engram.RecallRequest{Query: "deploy rollback approvals freeze", TokenBudget: 500})
 			it, at := findItem(rec.Items, note.ID)
+			bd := it.Breakdown
 			thumb := engram.ThumbUp
 			switch {
-			case at >= 0 && it.Breakdown.FeatureFactor == 1 && rec.Probe == nil && !it.Breakdown.Explored:
-				restored = true
-				continue
-			case at >= 0 && it.Breakdown.Explored && rec.Probe == nil:
+			case at >= 0 && bd.Explored && rec.Probe == nil:
 				in++
-				bd := it.Breakdown
 				want := bd.Relevance * bd.Reward * bd.Confidence * bd.Retention * bd.Revision * bd.Helpfulness * bd.Emotion
-				if !(bd.FeatureFactor < 0.5 && bd.Helpfulness > bd.FeatureFactor) || math.Abs(it.Score-want) > 1e-9 {
+				if !(bd.FeatureFactor == 1 || bd.Helpfulness > bd.FeatureFactor) || math.Abs(it.Score-want) > 1e-9 {
 					t.Fatalf("let in with score %v, helpfulness %v, feature factor %v; want the factor left out of both (score %v)", it.Score, bd.Helpfulness, bd.FeatureFactor, want)
 				}
-			case !it.Breakdown.Explored && rec.Probe != nil && rec.Probe.ID == note.ID:
+			case !bd.Explored && rec.Probe != nil && rec.Probe.ID == note.ID:
 				out++
 				thumb = engram.ThumbDown
+				// The control arm ranks the note by its kinds' evidence,
+				// also once their impact is measured positive.
+				if f := rec.Probe.Breakdown.FeatureFactor; !(f < 0.5) {
+					t.Fatalf("control arm with feature factor %v, want the evidence's, under 0.5", f)
+				}
 			default:
 				t.Fatalf("recall %d did not probe the distrusted note: items %+v, probe %+v", i, rec.Items, rec.Probe)
 			}
@@ -73,8 +76,8 @@ func TestKindProbes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if !restored || in < 3 || out < 3 {
-			t.Fatalf("probes let the note in %d times and left it %d times, restored %v: want both arms, then the kind trusted", in, out, restored)
+		if in < 4 || out < 4 {
+			t.Fatalf("20 probes let the note in %d times and left it %d times: want both arms", in, out)
 		}
 		ev, _, err := b.FindFeatureEvidence(ctx, 50)
 		if err != nil {

@@ -45,6 +45,9 @@ type Candidate struct {
 	Breakdown engram.ScoreBreakdown
 	// Group is the injection group; lower groups are packed first.
 	Group int
+	// unproven is the feature factor the kinds' evidence alone gives
+	// (Scorer.Unproven), read with the helpfulness; 0 when not read.
+	unproven float64
 }
 
 // InjectionGroup returns the group m is injected in: GroupContext for

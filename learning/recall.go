@@ -52,9 +52,10 @@ type Recaller struct {
 	explore   float64
 	exploring *exploreSource
 	// probe is the share of qualifying recalls that probe a distrusted
-	// kind (see WithKindProbes).
-	probe float64
-	links LinkStore // nil: recalls do not follow links (see hop)
+	// kind (see WithKindProbes), drawn from probing.
+	probe   float64
+	probing *exploreSource
+	links   LinkStore // nil: recalls do not follow links (see hop)
 }
 
 type dense struct {
