@@ -187,8 +187,7 @@ func (r *Recaller) helpful(ctx context.Context, cands []Candidate) error {
 		}
 		b := &cands[i].Breakdown
 		b.Helpfulness, b.OriginFactor, b.Impact = r.scorer.Helpful(e)
-		b.FeatureFactor, b.Features = r.scorer.Features(e)
-		cands[i].unproven = r.scorer.Unproven(e)
+		b.FeatureFactor, cands[i].unproven, b.Features = r.scorer.features(e)
 		b.HelpGood, b.HelpBad = e.Memory.Good, e.Memory.Bad
 		b.OriginGood, b.OriginBad = e.Origin.Good, e.Origin.Bad
 		b.Score *= b.Helpfulness

@@ -94,32 +94,33 @@ func (s *Scorer) WithPolicy(p Policy) *Scorer {
 // A feature's evidence is scaled by each rater's weight when it is added
 // (see learningTx.credited), so a hostile rater moves it less.
 func (s *Scorer) Features(e engram.HelpEvidence) (float64, []engram.FeatureWeight) {
-	return s.features(e, true)
+	f, _, ws := s.features(e)
+	return f, ws
 }
 
 // Unproven is the feature factor a memory's kinds' evidence gives when
 // no measured impact (see helps) is heeded: what kind probes test (see
 // Recaller.WithKindProbes).
 func (s *Scorer) Unproven(e engram.HelpEvidence) float64 {
-	f, _ := s.features(e, false)
+	_, f, _ := s.features(e)
 	return f
 }
 
-// features is Features, heeding measured impacts or not.
-func (s *Scorer) features(e engram.HelpEvidence, heed bool) (float64, []engram.FeatureWeight) {
+// features returns Features' factor and weights, and Unproven's factor,
+// in one pass.
+func (s *Scorer) features(e engram.HelpEvidence) (heeded, unproven float64, ws []engram.FeatureWeight) {
 	if len(e.Features) == 0 {
-		return 1, nil
+		return 1, 1, nil
 	}
 	pool := kindPool(e)
-	var ws []engram.FeatureWeight
-	distrust, trust, against := 0.0, 0.0, 0.0
+	var on, off kindSum // heeding measured impacts, and not
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
-		if w < 0 && heed && helps(h) {
+		off.add(w)
+		if w < 0 && helps(h) {
 			w = 0
 		}
-		distrust, trust = math.Min(distrust, w), math.Max(trust, w)
-		against += math.Min(w, 0)
+		on.add(w)
 		if w != 0 {
 			ws = append(ws, engram.FeatureWeight{Feature: f, Weight: s.policy.FeaturePower * w, Good: h.Good, Bad: h.Bad})
 		}
@@ -130,8 +131,24 @@ func (s *Scorer) features(e engram.HelpEvidence, heed bool) (float64, []engram.F
 		}
 		return cmp.Compare(a.Feature, b.Feature)
 	})
-	distrust += s.policy.DistrustShare * (against - distrust)
-	return unit(math.Exp(s.policy.FeaturePower * (distrust + s.policy.TrustShare*trust))), ws[:min(len(ws), topFeatures)]
+	return on.factor(s.policy), off.factor(s.policy), ws[:min(len(ws), topFeatures)]
+}
+
+// kindSum gathers a memory's feature weights for its factor: the most
+// distrusted and most trusted, and the sum of the distrusted.
+type kindSum struct{ distrust, trust, against float64 }
+
+func (k *kindSum) add(w float64) {
+	k.distrust, k.trust = math.Min(k.distrust, w), math.Max(k.trust, w)
+	k.against += math.Min(w, 0)
+}
+
+// factor is e^(power · (distrust + share · trust)), capped at 1, with
+// DistrustShare of the other distrusted weights added to the most
+// distrusted one's (see Scorer.Features).
+func (k kindSum) factor(p Policy) float64 {
+	d := k.distrust + p.DistrustShare*(k.against-k.distrust)
+	return unit(math.Exp(p.FeaturePower * (d + p.TrustShare*k.trust)))
 }
 
 // featureWeight is the log factor of a feature of evidence h in a tenant
