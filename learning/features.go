@@ -61,11 +61,17 @@ type Policy struct {
 	// weights adds to its most distrusted one's (see Scorer.Features): at
 	// 0 only the most distrusted counts, at 1 all do.
 	DistrustShare float64
+	// KindImpactMin is the fewest judged recalls in each of a feature's
+	// impact arms before kind probes' measure of it is heeded (see helps):
+	// a tenant has tens of features, probes look at them after every
+	// answer, and a few answers split by luck would trust a kind that
+	// misleads.
+	KindImpactMin int64
 }
 
 // DefaultPolicy is the policy the service runs.
 func DefaultPolicy() Policy {
-	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0, DistrustShare: 1}
+	return Policy{FeaturePrior: 10, FeatureZ: 0.5, FeatureMin: 12, FeaturePower: 4, KindHalf: 2, BeliefPower: 8, OriginPower: 6, TrustShare: 0, DistrustShare: 1, KindImpactMin: 10}
 }
 
 // WithPolicy returns a copy of the Scorer that runs p.
@@ -117,7 +123,7 @@ func (s *Scorer) features(e engram.HelpEvidence) (heeded, unproven float64, ws [
 	for f, h := range e.Features {
 		w := s.policy.featureWeight(h, pool)
 		off.add(w)
-		if w < 0 && helps(h) {
+		if w < 0 && s.policy.helps(h) {
 			w = 0
 		}
 		on.add(w)
@@ -184,7 +190,7 @@ func (p Policy) kindBelief(e engram.HelpEvidence) float64 {
 	pool := kindPool(e)
 	sum := 0.0
 	for _, h := range e.Features {
-		if helps(h) {
+		if p.helps(h) {
 			continue
 		}
 		sum += math.Log((h.Good + p.FeaturePrior*pool) / (h.Good + h.Bad + p.FeaturePrior) / pool)
@@ -195,12 +201,13 @@ func (p Policy) kindBelief(e engram.HelpEvidence) float64 {
 // helps reports whether a kind's measured impact is positive: answers
 // where kind probes let a memory of the kind in (see
 // Recaller.WithKindProbes) were better than those where they left it as
-// the model ranked it, by the whole of the impact's 95% interval. What
+// the model ranked it, by the whole of the impact's 95% interval, with
+// KindImpactMin judged recalls in each arm at least. What
 // the kind's evidence says against it is then a wrong lesson (a hostile
 // streak, or answers it was ranked out of), and it is neither distrusted
 // nor denied its share of good answers.
-func helps(h engram.Helpfulness) bool {
-	_, lo, _, ok := impact(h, impactMin)
+func (p Policy) helps(h engram.Helpfulness) bool {
+	_, lo, _, ok := impact(h, p.KindImpactMin)
 	return ok && lo > 0
 }
 

@@ -49,7 +49,7 @@ func TestKindProbes(t *testing.T) {
 		probing.SeedExplore(3)
 		fb := learning.NewFeedback(a, learning.NewScorer(learning.DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
 		in, out := 0, 0
-		for i := range 20 {
+		for i := range 40 {
 			rec := recall(t, probing, ctx, engram.RecallRequest{Query: "deploy rollback approvals freeze", TokenBudget: 500})
 			it, at := findItem(rec.Items, note.ID)
 			bd := it.Breakdown
@@ -76,8 +76,8 @@ func TestKindProbes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if in < 4 || out < 4 {
-			t.Fatalf("20 probes let the note in %d times and left it %d times: want both arms", in, out)
+		if in < 10 || out < 10 {
+			t.Fatalf("40 probes let the note in %d times and left it %d times: want ten in each arm", in, out)
 		}
 		ev, _, err := b.FindFeatureEvidence(ctx, 50)
 		if err != nil {
@@ -107,7 +107,8 @@ func TestKindProbes(t *testing.T) {
 
 // TestKindImpact: a kind whose evidence sinks its memories is no longer
 // distrusted once its measured impact is positive, by the whole of its
-// interval; an impact that is negative or unsure leaves it distrusted.
+// interval, with ten answers in each arm; an impact that is negative,
+// unsure or measured on fewer answers leaves it distrusted.
 func TestKindImpact(t *testing.T) {
 	s := learning.NewScorer(learning.DefaultScoreConfig(), nil)
 	list := engram.FeaturePrefix + "shape=list"
@@ -128,10 +129,10 @@ func TestKindImpact(t *testing.T) {
 		with, without engram.Outcomes
 		want          float64
 	}{
-		{"better with it", arm(6, 1), arm(6, -1), 1},
-		{"worse with it", arm(6, -1), arm(6, 1), sunk},
-		{"too few answers", arm(2, 1), arm(2, -1), sunk},
-		{"no difference", arm(8, 0), arm(8, 0), sunk},
+		{"better with it", arm(12, 1), arm(12, -1), 1},
+		{"worse with it", arm(12, -1), arm(12, 1), sunk},
+		{"too few answers", arm(9, 1), arm(9, -1), sunk},
+		{"no difference", arm(20, 0), arm(20, 0), sunk},
 	} {
 		h := bad
 		h.With, h.Without = tc.with, tc.without

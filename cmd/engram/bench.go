@@ -61,6 +61,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	def := learning.DefaultPolicy()
 	policy := def
 	fs.Float64Var(&policy.FeatureMin, "feature-min", def.FeatureMin, "replay: least evidence, in judged recalls, before a feature moves a memory")
+	fs.Int64Var(&policy.KindImpactMin, "kind-impact-min", def.KindImpactMin, "replay: fewest judged recalls in each impact arm before kind probes' measure of a feature is heeded")
 	fs.Float64Var(&policy.FeaturePrior, "feature-prior", def.FeaturePrior, "replay: weight, in judged recalls, of the tenant's rate in a feature's estimate")
 	fs.Float64Var(&policy.FeatureZ, "feature-z", def.FeatureZ, "replay: standard deviations a feature's rate must stand off the tenant's")
 	fs.Float64Var(&policy.FeaturePower, "feature-power", def.FeaturePower, "replay: power of the feature factor")
@@ -340,7 +341,7 @@ var benchVerbs = group{name: "bench", subs: []verb{
 var benchFlags = map[string][]string{
 	"locomo":    {"data", "budget", "split", "hops", "sessions", "plain", "feedback", "poison", "feedback-budget", "trace"},
 	"learning":  {"data", "budget", "seeds", "mix", "rounds", "conversations", "trace", "same-origin", "poison", "feedback-budget"},
-	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share", "distrust-share"},
+	"replay":    {"trace", "feature-min", "feature-prior", "feature-z", "feature-power", "kind-half", "belief-power", "origin-power", "trust-share", "distrust-share", "kind-impact-min"},
 	"knowledge": {"entities", "seeds", "queries", "budget"},
 	"latency":   {"sizes", "budgets", "queries"},
 	"load":      {"clients", "duration", "servers", "seed", "async-feedback", "feedback-only", "analyze"},
