@@ -31,6 +31,11 @@ type ChangeFeed interface {
 	// Changes returns the changes of the tenant in ctx after sequence
 	// after, oldest first, at most limit of them.
 	Changes(ctx context.Context, after int64, limit int) ([]*Change, error)
+	// StateChanges is Changes for a follower of the memories' states
+	// alone (the file mirror, the router): a feedback credit comes with
+	// Before, After and Delta all nil, its delta neither read nor decoded.
+	// Credits are most of a busy tenant's feed.
+	StateChanges(ctx context.Context, after int64, limit int) ([]*Change, error)
 	// EachLive calls fn with every live memory (valid, not archived) of the
 	// tenant in ctx, read in one snapshot, and returns the feed sequence
 	// that snapshot includes: a follower that loads from it and then

@@ -184,7 +184,7 @@ func (m *Mirror) openTree(root *os.Root, dir, tenant string, maxFiles int64) (*t
 // a time while more returns true, recording the position after each page.
 func (t *tree) replay(ctx context.Context, feed engram.ChangeFeed, more func() bool) (int64, error) {
 	for {
-		changes, err := feed.Changes(ctx, t.position, page)
+		changes, err := feed.StateChanges(ctx, t.position, page)
 		if err != nil {
 			return t.position, err
 		}

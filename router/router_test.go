@@ -393,6 +393,11 @@ func (f *fakeFeed) Changes(ctx context.Context, after int64, limit int) ([]*engr
 	return all[after:min(int64(len(all)), after+int64(limit))], nil
 }
 
+// StateChanges is Changes: the fake's feed holds no credits.
+func (f *fakeFeed) StateChanges(ctx context.Context, after int64, limit int) ([]*engram.Change, error) {
+	return f.Changes(ctx, after, limit)
+}
+
 // write appends a change of tenant's memory id from before to after.
 func (f *fakeFeed) write(tenant string, before, after *engram.Memory) {
 	f.mu.Lock()

@@ -173,7 +173,7 @@ func (s *Service) sync(ctx context.Context, tenant string, st *tenantState, arri
 	start := s.now()
 	reloaded := false
 	for {
-		changes, err := s.feed.Changes(ctx, st.seq, feedPage)
+		changes, err := s.feed.StateChanges(ctx, st.seq, feedPage)
 		if err != nil {
 			return fmt.Errorf("router: read changes: %w", err)
 		}

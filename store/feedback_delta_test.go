@@ -102,6 +102,22 @@ func TestFeedbackDeltaEvents(t *testing.T) {
 		if len(changes) != 2*n || learned != 2*4 {
 			t.Fatalf("%d changes, %d with learned queries; want %d and %d", len(changes), learned, 2*n, 2*4)
 		}
+		// The states-only read: the same credits, in the same order,
+		// without their deltas.
+		states, err := f.db.StateChanges(f.ctx, head-1, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(states) != len(changes)+1 || states[0].After == nil || states[0].After.ID != b.ID {
+			t.Fatalf("%d state changes, the first %+v; want %d, b's create first", len(states), states[0], len(changes)+1)
+		}
+		for i, c := range states[1:] {
+			w := changes[i]
+			if c.Seq != w.Seq || c.MemoryID != w.MemoryID || c.Version != w.Version || c.Action != w.Action ||
+				!c.At.Equal(w.At) || c.Delta != nil || c.Before != nil || c.After != nil {
+				t.Fatalf("state change %+v, want %+v without its delta", c, w)
+			}
+		}
 		evs := chain(t, f, a.ID)
 		if len(evs) != n+1 || evs[3].Action != engram.ActionFeedback || evs[3].Before.Content != a.Content {
 			t.Fatalf("history: %d events, the third credit %+v", len(evs), evs[3])

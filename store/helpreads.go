@@ -166,10 +166,10 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 	if c != nil && c.readMain {
 		return c.top, nil
 	}
-	var rows []helpRow
-	if err := g.Where("tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ?", tenant,
-		engram.OriginPrefix, originsEnd, engram.AllOrigins).
-		Order("good + bad DESC, memory_id").Limit(1).Find(&rows).Error; err != nil {
+	rows, err := scanHelpRows(g, tenant, `SELECT `+helpColumns+` FROM memory_help
+		WHERE tenant_id = ? AND memory_id > ? AND memory_id < ? AND memory_id <> ? ORDER BY good + bad DESC, memory_id LIMIT 1`,
+		tenant, engram.OriginPrefix, originsEnd, engram.AllOrigins)
+	if err != nil {
 		return nil, fmt.Errorf("store: main origin: %w", err)
 	}
 	var top *helpRow
@@ -182,6 +182,10 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 	return top, nil
 }
 
+// helpColumns are the memory_help columns a read of evidence scans
+// (scanHelpRows); updated_at is for people, not for the scores.
+const helpColumns = `memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq`
+
 // readHelpRowsSQL reads the memory_help rows of the keys $2 of the tenant
 // $1 on PostgreSQL, one primary-key lookup per key (OFFSET 0 keeps the
 // subquery a lookup). As "memory_id = ANY($2)" the planner, going by the
@@ -191,19 +195,24 @@ func (c *helpReads) main(g *gorm.DB, tenant string) (*helpRow, error) {
 // 5,000 rows, and 5 to 18 ms to plan, against under a millisecond each
 // for the lookups.
 const readHelpRowsSQL = `SELECT h.memory_id, h.good, h.bad, h.with_n, h.with_sum, h.with_sq, h.without_n, h.without_sum,
-	h.without_sq, h.updated_at FROM unnest(?::text[]) AS k(id)
+	h.without_sq FROM unnest(?::text[]) AS k(id)
 CROSS JOIN LATERAL (SELECT * FROM memory_help WHERE tenant_id = ? AND memory_id = k.id OFFSET 0) h`
 
-// readHelpRows reads the memory_help rows of keys, scanning the columns
-// itself: every recall reads its candidates' rows, and gorm's scan by
-// reflection took as long as the statement.
+// readHelpRows reads the memory_help rows of keys: every recall reads its
+// candidates' rows.
 func readHelpRows(g *gorm.DB, tenant string, keys []string) ([]helpRow, error) {
 	in, list := inList(g, "memory_id", keys)
-	query, args := `SELECT memory_id, good, bad, with_n, with_sum, with_sq, without_n, without_sum, without_sq, updated_at
-		FROM memory_help WHERE tenant_id = ? AND `+in, []any{tenant, list}
+	query, args := `SELECT `+helpColumns+` FROM memory_help WHERE tenant_id = ? AND `+in, []any{tenant, list}
 	if g.Dialector.Name() == "postgres" {
 		query, args = readHelpRowsSQL, []any{list, tenant}
 	}
+	return scanHelpRows(g, tenant, query, args...)
+}
+
+// scanHelpRows runs query, which selects helpColumns, scanning the
+// columns itself: gorm's scan by reflection took as long as the
+// statement.
+func scanHelpRows(g *gorm.DB, tenant, query string, args ...any) ([]helpRow, error) {
 	rs, err := g.Raw(query, args...).Rows()
 	if err != nil {
 		return nil, err
@@ -212,7 +221,7 @@ func readHelpRows(g *gorm.DB, tenant string, keys []string) ([]helpRow, error) {
 	var rows []helpRow
 	for rs.Next() {
 		r := helpRow{TenantID: tenant}
-		if err := rs.Scan(&r.MemoryID, &r.Good, &r.Bad, &r.WithN, &r.WithSum, &r.WithSq, &r.WithoutN, &r.WithoutSum, &r.WithoutSq, &r.UpdatedAt); err != nil {
+		if err := rs.Scan(&r.MemoryID, &r.Good, &r.Bad, &r.WithN, &r.WithSum, &r.WithSq, &r.WithoutN, &r.WithoutSum, &r.WithoutSq); err != nil {
 			return nil, err
 		}
 		rows = append(rows, r)
