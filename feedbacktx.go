@@ -142,8 +142,8 @@ type RecallScores struct {
 	HeldBack string
 	Pinned   map[string]bool
 	// Probe is the memory a kind probe chose ("" when none) and ProbeIn
-	// whether the probe let it in (ScoreBreakdown.Explored) or kept it
-	// out (Recall.Probe).
+	// whether the probe let it in (ScoreBreakdown.Explored) or left it
+	// where the model ranks it (Recall.Probe).
 	Probe   string
 	ProbeIn bool
 }

@@ -21,8 +21,8 @@ type LearningTrace struct {
 	Rater    string      `json:"rater,omitempty"`
 	Held     *TraceItem  `json:"held,omitempty"`
 	// Probe is the memory a kind probe chose and left where the model
-	// ranked it (see
-	// engram.Recall.Probe); one it let in is an item marked Explored.
+	// ranked it (see engram.Recall.Probe); one it let in is an item
+	// marked Explored.
 	Probe *TraceItem `json:"probe,omitempty"`
 	// LeftOut are the best candidates the recall left out (see
 	// engram.Recall.LeftOut), ranked with Items by the measured recalls.

@@ -154,11 +154,7 @@ func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, lin
 	}
 	for _, it := range line.Items {
 		t.judged[it.ID] = true
-		f := t.factor(scorer, it)
-		if it.ID == control {
-			f = t.controlFactor(scorer, it)
-		}
-		if s := base(it) * f; s > 0 {
+		if s := base(it) * t.factor(scorer, it, it.ID == control); s > 0 {
 			cs = append(cs, cand{it, s})
 		}
 	}
@@ -222,7 +218,7 @@ func (t *replayTenant) after(scorer *learning.Scorer, run *ReplayRun, line Learn
 		if l, ok := now[it.ID]; ok && l.Help > 0 {
 			b = base(l)
 		}
-		scores[it.ID] = b * t.factor(scorer, it)
+		scores[it.ID] = b * t.factor(scorer, it, false)
 	}
 	replayed := append([]TraceItem(nil), cands...)
 	slices.SortStableFunc(replayed, func(a, b TraceItem) int { return cmp.Compare(scores[b.ID], scores[a.ID]) })
@@ -232,24 +228,20 @@ func (t *replayTenant) after(scorer *learning.Scorer, run *ReplayRun, line Learn
 	return nil
 }
 
-// factor is an item's helpfulness factor under the replayed state,
-// without its feature factor for an item a kind probe let in.
-func (t *replayTenant) factor(scorer *learning.Scorer, it TraceItem) float64 {
+// factor is an item's helpfulness factor under the replayed state, as
+// a kind probe left it: without its feature factor for an item the
+// probe let in, with the factor its kinds' evidence gives (heeding no
+// measured impact) for the control arm's memory (see
+// learning.Recaller.WithKindProbes).
+func (t *replayTenant) factor(scorer *learning.Scorer, it TraceItem, control bool) float64 {
 	e := t.evidence(it)
 	f, _, _ := scorer.Helpful(e)
-	if k, _ := scorer.Features(e); it.Explored && k > 0 {
+	k, _ := scorer.Features(e)
+	switch {
+	case k <= 0:
+	case it.Explored:
 		f /= k
-	}
-	return f
-}
-
-// controlFactor is the helpfulness factor of the memory a kind probe
-// left in its control arm: with the feature factor its kinds' evidence
-// gives, heeding no measured impact (see learning.Recaller.WithKindProbes).
-func (t *replayTenant) controlFactor(scorer *learning.Scorer, it TraceItem) float64 {
-	e := t.evidence(it)
-	f, _, _ := scorer.Helpful(e)
-	if k, _ := scorer.Features(e); k > 0 {
+	case control:
 		f *= scorer.Unproven(e) / k
 	}
 	return f

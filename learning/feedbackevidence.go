@@ -189,8 +189,8 @@ func (l *learningTx) finish(arms Arms, answer bool) {
 	if arms.HeldBack != "" {
 		l.add(arms.HeldBack, func(h *engram.Helpfulness) { l.outcome(&h.Without) })
 	}
-	for _, k := range arms.Probe {
-		if answer {
+	if answer {
+		for _, k := range arms.Probe {
 			l.add(k, func(h *engram.Helpfulness) { l.outcome(arms.arm(h)) })
 		}
 	}
