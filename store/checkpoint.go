@@ -28,6 +28,15 @@ func init() {
 // write-ahead log into the database file.
 const checkpointInterval = 200 * time.Millisecond
 
+// walRestartFrames is how many frames (pages) the write-ahead log holds
+// before the checkpointer makes it start over from its beginning.
+const walRestartFrames = 4096
+
+// restartWait bounds how long a RESTART checkpoint waits for readers,
+// with every write of the process waiting behind it; a reader that
+// holds out longer (an export) only postpones the restart to a later tick.
+const restartWait = 100 * time.Millisecond
+
 // checkpointer copies SQLite's write-ahead log into the database file
 // from a connection of its own. SQLite's automatic checkpoint runs in the
 // commit that takes the log past 1,000 pages, on the committing
@@ -39,9 +48,20 @@ const checkpointInterval = 200 * time.Millisecond
 // readers; on a machine of several cores the copy runs beside the
 // writer. A checkpoint that fails is logged and tried again at the next
 // tick; the log only grows meanwhile, as it would behind a long reader.
+//
+// A passive checkpoint never lets the log start over while writes go on:
+// the writer appends frames while each one runs, so none copies the whole
+// log, and the file grew by every page written (3 GB in twenty seconds
+// of feedback), each frame a newly allocated block of the file system.
+// Once the log holds walRestartFrames frames, the checkpointer takes the
+// writer's connection, so that no write of the process starts, and runs
+// a RESTART checkpoint, which copies the rest and waits (restartWait at
+// most) for the readers to leave the log: the next write then starts it
+// over from its beginning, over blocks already allocated and cached.
 type checkpointer struct {
-	conn *sql.DB
-	log  *slog.Logger
+	conn   *sql.DB
+	writer *sql.DB // the store's writer pool, of one connection
+	log    *slog.Logger
 	// mu is held through each of its checkpoints and by
 	// DB.checkpointTruncate's: of two checkpoints at once SQLite runs
 	// one and answers the other busy, in its result row, not as an error.
@@ -52,9 +72,9 @@ type checkpointer struct {
 	err  error // of closing conn
 }
 
-func startCheckpointer(conn *sql.DB, log *slog.Logger) *checkpointer {
+func startCheckpointer(conn, writer *sql.DB, log *slog.Logger) *checkpointer {
 	conn.SetMaxOpenConns(1)
-	c := &checkpointer{conn: conn, log: log, stop: make(chan struct{})}
+	c := &checkpointer{conn: conn, writer: writer, log: log, stop: make(chan struct{})}
 	c.done.Add(1)
 	go c.run()
 	return c
@@ -72,12 +92,29 @@ func (c *checkpointer) run() {
 			c.mu.Lock()
 			var busy, frames, copied int
 			err := c.conn.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+			if err == nil && frames >= walRestartFrames {
+				err = c.restart()
+			}
 			c.mu.Unlock()
 			if err != nil {
 				c.log.Warn("checkpoint failed", "err", err)
 			}
 		}
 	}
+}
+
+// restart runs a RESTART checkpoint while it holds the writer's
+// connection (see checkpointer). A restart that readers held off is
+// tried again at the next tick.
+func (c *checkpointer) restart() error {
+	ctx := context.Background()
+	w, err := c.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	var busy, frames, copied int
+	return c.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &copied)
 }
 
 // close stops the checkpointer and closes its connection, once; SQLite

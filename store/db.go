@@ -200,13 +200,14 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	if db.r, err = gorm.Open(sqlite.Open(reader), gcfg); err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}
+	params.Set("_busy_timeout", fmt.Sprint(restartWait.Milliseconds()))
 	ckpt, err := sql.Open("sqlite3", "file:"+path+"?"+params.Encode())
 	if err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}
-	db.checkpoints = startCheckpointer(ckpt, db.log)
 	wdb, _ := db.w.DB()
 	wdb.SetMaxOpenConns(1)
+	db.checkpoints = startCheckpointer(ckpt, wdb, db.log)
 	rdb, _ := db.r.DB()
 	rdb.SetMaxOpenConns(max(o.MaxOpenConns, 1))
 	rdb.SetMaxIdleConns(max(o.MaxOpenConns, 1))
