@@ -9,24 +9,61 @@ import (
 	"time"
 )
 
-// TestCheckpointRestartsLog: under a writer that never pauses and readers
-// that never stop, the write-ahead log still starts over from its
-// beginning once it holds walRestartFrames frames, so its file stays
-// bounded. A passive checkpoint alone never lets it start over: the
+// walTestPage is SQLite's default page size, a frame of the log.
+const walTestPage = 4096
+
+// openWALTest opens a SQLite store in dir with a table of blobs to write.
+func openWALTest(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), Options{Driver: "sqlite", DSN: dir + "/e.db", Tokens: internalTokens(t), MaxOpenConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.w.Exec(`CREATE TABLE ckpt_load (id INTEGER PRIMARY KEY, body BLOB)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// writeWAL writes about total bytes to the log, 64 KiB a transaction,
+// rewriting 32 rows in turn so that the database stays small; at most
+// half of walRestartFrames per checkpoint interval when paced, so the log
+// grows by that much at most between two looks of the checkpointer.
+func writeWAL(t *testing.T, db *DB, total int, paced bool) {
+	t.Helper()
+	body := make([]byte, 64<<10)
+	perWrite := checkpointInterval * time.Duration(2*len(body)) / time.Duration(walRestartFrames*walTestPage)
+	start := time.Now()
+	for written := 0; written < total; written += len(body) {
+		if err := db.w.Exec(`INSERT OR REPLACE INTO ckpt_load (id, body) VALUES (?, ?)`, written/len(body)%32, body).Error; err != nil {
+			t.Fatal(err)
+		}
+		if paced {
+			time.Sleep(time.Until(start.Add(perWrite * time.Duration(written/len(body)+1))))
+		}
+	}
+}
+
+func walSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	st, err := os.Stat(dir + "/e.db-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestCheckpointRestartsLog: under a writer that never pauses for long
+// and readers that never stop, the write-ahead log still starts over
+// from its beginning once it holds walRestartFrames frames, so its file
+// stays bounded. A passive checkpoint alone never lets it start over: the
 // writer appends frames while each one runs, so no checkpoint ever
 // copies the whole log, and the file grew by every byte written (3 GB
 // in twenty seconds of feedback).
 func TestCheckpointRestartsLog(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
-	db, err := Open(ctx, Options{Driver: "sqlite", DSN: dir + "/e.db", Tokens: internalTokens(t), MaxOpenConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.w.Exec(`CREATE TABLE ckpt_load (id INTEGER PRIMARY KEY, body BLOB)`).Error; err != nil {
-		t.Fatal(err)
-	}
+	db := openWALTest(t, dir)
 	var stop atomic.Bool
 	var readers sync.WaitGroup
 	for range 3 {
@@ -37,28 +74,40 @@ func TestCheckpointRestartsLog(t *testing.T) {
 			}
 		})
 	}
-	// Four times the restart threshold, a transaction of 16 pages each,
-	// each row rewritten in turn so that the database stays small, at
-	// half the threshold per checkpoint interval at most, so the log
-	// grows by that much at most between two looks at it.
-	body := make([]byte, 64<<10)
-	const pageSize = 4096
-	total := 4 * walRestartFrames * pageSize
-	perWrite := checkpointInterval * time.Duration(2*len(body)) / time.Duration(walRestartFrames*pageSize)
-	start := time.Now()
-	for written := 0; written < total; written += len(body) {
-		if err := db.w.Exec(`INSERT OR REPLACE INTO ckpt_load (id, body) VALUES (?, ?)`, written/len(body)%32, body).Error; err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(start.Add(perWrite * time.Duration(written/len(body)+1))))
-	}
+	total := 3 * walRestartFrames * walTestPage
+	writeWAL(t, db, total, true)
 	stop.Store(true)
 	readers.Wait()
-	st, err := os.Stat(dir + "/e.db-wal")
-	if err != nil {
+	if size, limit := walSize(t, dir), int64(3*walRestartFrames*walTestPage); size > limit {
+		t.Errorf("the write-ahead log is %d bytes after %d bytes written; want at most %d", size, total, limit)
+	}
+}
+
+// TestCheckpointCutsLongLog: a reader that holds an old snapshot keeps
+// the checkpointer from trying a restart (which would hold every write
+// back while it waited for that reader in vain); the log that grew past
+// walSizeLimit behind it is cut back to that limit once it starts over.
+func TestCheckpointCutsLongLog(t *testing.T) {
+	dir := t.TempDir()
+	db := openWALTest(t, dir)
+	reader := db.r.Begin()
+	var n int64
+	if err := reader.Raw(`SELECT COUNT(*) FROM ckpt_load`).Row().Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if limit := int64(3 * walRestartFrames * pageSize); st.Size() > limit {
-		t.Errorf("the write-ahead log is %d bytes after %d bytes written; want at most %d", st.Size(), total, limit)
+	for walSize(t, dir) <= walSizeLimit {
+		writeWAL(t, db, 1<<20, false)
+	}
+	time.Sleep(2 * checkpointInterval)
+	if n := db.checkpoints.restarts.Load(); n != 0 {
+		t.Errorf("%d restarts tried behind a reader holding an old snapshot; want none", n)
+	}
+	reader.Rollback()
+	writeWAL(t, db, 2*walRestartFrames*walTestPage, true)
+	if size := walSize(t, dir); size > walSizeLimit {
+		t.Errorf("the write-ahead log is %d bytes once the reader left; want at most %d", size, walSizeLimit)
+	}
+	if db.checkpoints.restarts.Load() == 0 {
+		t.Error("no restart tried once the reader left")
 	}
 }
