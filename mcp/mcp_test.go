@@ -157,8 +157,9 @@ func TestTwoServersOneDatabase(t *testing.T) {
 }
 
 // TestRecallFillAndIdentity: the recall tool takes fill and identity as
-// POST /v1/recall does: the identity memory goes in, first, only when
-// asked for, and fill packs the memories the relevance cut leaves out.
+// POST /v1/recall does: the identity memory goes in, first and marked
+// pinned, only when asked for, and fill packs the memories the relevance
+// cut leaves out.
 func TestRecallFillAndIdentity(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		e := newEnv(t, storetest.Open(t, engine))
@@ -181,8 +182,13 @@ func TestRecallFillAndIdentity(t *testing.T) {
 			t.Errorf("plain recall: %v", plain["items"])
 		}
 		identity := c.Call(t, "recall", map[string]any{"query": "when does the release train leave?", "identity": true})
-		if first := identity["items"].([]any)[0].(map[string]any); first["id"] != name || !mcptest.Recalled(identity, train) {
-			t.Errorf("identity: %v, want the identity memory first", identity["items"])
+		if first := identity["items"].([]any)[0].(map[string]any); first["id"] != name || first["pinned"] != true || !mcptest.Recalled(identity, train) {
+			t.Errorf("identity: %v, want the identity memory first, pinned", identity["items"])
+		}
+		for _, it := range identity["items"].([]any) {
+			if item := it.(map[string]any); item["id"] != name && item["pinned"] != nil {
+				t.Errorf("identity: %v is marked pinned", item)
+			}
 		}
 		fill := c.Call(t, "recall", map[string]any{"query": "when does the release train leave?", "fill": true})
 		if len(fill["items"].([]any)) <= len(plain["items"].([]any)) {

@@ -28,16 +28,19 @@ type recallArgs struct {
 }
 
 type recallItem struct {
-	ID          string          `json:"id"`
-	Key         string          `json:"key,omitempty"`
-	Category    string          `json:"category"`
-	Text        string          `json:"text" jsonschema:"what was put in the context: the content, or its summary"`
-	Tokens      int             `json:"tokens"`
-	UsedSummary bool            `json:"used_summary,omitempty"`
-	Score       float64         `json:"score"`
-	Via         *engram.Via     `json:"via,omitempty" jsonschema:"the memory this one was reached from by a link, and the relation"`
-	Speaker     float64         `json:"speaker,omitempty" jsonschema:"the factor its score took for being said by a speaker the query does not name, when it names another"`
-	Concept     *engram.Concept `json:"concept,omitempty" jsonschema:"the category word of the query (activities, pets, 爱好) and the member of it the memory holds, in index form (swim)"`
+	ID          string                 `json:"id"`
+	Key         string                 `json:"key,omitempty"`
+	Category    string                 `json:"category"`
+	Text        string                 `json:"text" jsonschema:"what was put in the context: the content, or its summary"`
+	Tokens      int                    `json:"tokens"`
+	UsedSummary bool                   `json:"used_summary,omitempty"`
+	Score       float64                `json:"score"`
+	Via         *engram.Via            `json:"via,omitempty" jsonschema:"the memory this one was reached from by a link, and the relation"`
+	Speaker     float64                `json:"speaker,omitempty" jsonschema:"the factor its score took for being said by a speaker the query does not name, when it names another"`
+	Concept     *engram.Concept        `json:"concept,omitempty" jsonschema:"the category word of the query (activities, pets, 爱好) and the member of it the memory holds, in index form (swim)"`
+	Pinned      bool                   `json:"pinned,omitempty" jsonschema:"injected as context whatever the query (a pinned identity memory that was not the best match); feedback does not credit it"`
+	Explored    bool                   `json:"explored,omitempty" jsonschema:"let in by a kind probe though the kinds it belongs to are distrusted, so that feedback can tell whether they still mislead"`
+	Features    []engram.FeatureWeight `json:"features,omitempty" jsonschema:"the learned kinds of memory (origin, type, shape, …) that moved its score most, at most three, with their weights: below 0 distrusted, above 0 trusted"`
 }
 
 type recallRoute struct {
@@ -83,7 +86,8 @@ func (s *Server) recall(ctx context.Context, a *recallArgs) (*recallResult, erro
 	items := make([]recallItem, len(rec.Items))
 	for i, it := range rec.Items {
 		items[i] = recallItem{ID: it.ID, Key: it.Key, Category: it.Category, Text: it.Text, Tokens: it.Tokens,
-			UsedSummary: it.UsedSummary, Score: it.Score, Via: it.Via, Speaker: it.Breakdown.Speaker, Concept: it.Concept}
+			UsedSummary: it.UsedSummary, Score: it.Score, Via: it.Via, Speaker: it.Breakdown.Speaker, Concept: it.Concept,
+			Pinned: it.Breakdown.Pinned, Explored: it.Breakdown.Explored, Features: it.Breakdown.Features}
 	}
 	cats := rec.Route.Categories
 	if cats == nil {
