@@ -115,22 +115,28 @@ func (c *checkpointer) run() {
 }
 
 // restart runs a RESTART checkpoint while it holds the writer's
-// connection (see checkpointer). A restart that readers held off is
-// tried again at the next tick. It is not tried while the passive
+// connection (see checkpointer). A restart that readers held off, or
+// that found the writer busy for a whole checkpointInterval (a long
+// write transaction, an import), is tried again at a later tick, so that
+// neither the checkpointer nor the store's Close waits for such a write.
+// It is not tried while the passive
 // checkpoint before it left more than half of walRestartFrames
 // uncopied: a reader holds an old snapshot (an export), which a restart
 // would wait for in vain, holding every write back for restartWait a
 // tick.
 func (c *checkpointer) restart() error {
 	c.restarts.Add(1)
-	ctx := context.Background()
-	w, err := c.writer.Conn(ctx)
-	if err != nil {
+	wait, cancel := context.WithTimeout(context.Background(), checkpointInterval)
+	w, err := c.writer.Conn(wait)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	defer w.Close()
 	var busy, frames, copied int
-	return c.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &copied)
+	return c.conn.QueryRow("PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &frames, &copied)
 }
 
 // close stops the checkpointer and closes its connection, once; SQLite

@@ -111,3 +111,26 @@ func TestCheckpointCutsLongLog(t *testing.T) {
 		t.Error("no restart tried once the reader left")
 	}
 }
+
+// TestCheckpointRestartSkipsBusyWriter: a restart that finds the writer
+// in a long transaction gives up after a checkpoint interval rather than
+// wait for it (holding the checkpointer, and the store's Close, behind
+// an import), and tries again at a later tick.
+func TestCheckpointRestartSkipsBusyWriter(t *testing.T) {
+	db := openWALTest(t, t.TempDir())
+	tx := db.w.Begin()
+	defer tx.Rollback()
+	if err := tx.Exec(`INSERT INTO ckpt_load (id, body) VALUES (1, x'00')`).Error; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- db.checkpoints.restart() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("restart beside a busy writer: %v", err)
+		}
+	case <-time.After(10 * checkpointInterval):
+		t.Fatal("the restart still waits for the writer's transaction")
+	}
+}
