@@ -119,19 +119,19 @@ func (c *checkpointer) run() {
 // that found the writer busy for a whole checkpointInterval (a long
 // write transaction, an import), is tried again at a later tick, so that
 // neither the checkpointer nor the store's Close waits for such a write.
-// It is not tried while the passive
-// checkpoint before it left more than half of walRestartFrames
-// uncopied: a reader holds an old snapshot (an export), which a restart
-// would wait for in vain, holding every write back for restartWait a
-// tick.
+// run does not try one while the passive checkpoint before it left more
+// than half of walRestartFrames uncopied: a reader holds an old snapshot
+// (an export), which a restart would wait for in vain, holding every
+// write back for restartWait a tick.
 func (c *checkpointer) restart() error {
 	c.restarts.Add(1)
 	wait, cancel := context.WithTimeout(context.Background(), checkpointInterval)
 	w, err := c.writer.Conn(wait)
 	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
 		return nil
-	} else if err != nil {
+	case err != nil:
 		return err
 	}
 	defer w.Close()

@@ -200,6 +200,9 @@ func (db *DB) openSQLite(o Options, gcfg *gorm.Config) error {
 	if db.r, err = gorm.Open(sqlite.Open(reader), gcfg); err != nil {
 		return fmt.Errorf("store: open sqlite: %w", err)
 	}
+	// The checkpointer's connection waits restartWait for readers (its
+	// RESTART checkpoint holds every write back meanwhile), not the
+	// store's busy timeout.
 	params.Set("_busy_timeout", fmt.Sprint(restartWait.Milliseconds()))
 	ckpt, err := sql.Open("sqlite3", "file:"+path+"?"+params.Encode())
 	if err != nil {
