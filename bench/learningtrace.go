@@ -34,12 +34,15 @@ type TraceItem struct {
 	ID    string  `json:"id"`
 	Label string  `json:"label"`
 	Score float64 `json:"score"`
-	// Help is the helpfulness factor inside Score; Relevance, Reward and
-	// Confidence are three of the others (see engram.ScoreBreakdown).
+	// Help is the helpfulness factor inside Score; Relevance, Reward,
+	// Confidence and Revision are four of the others (see
+	// engram.ScoreBreakdown). A trace written before Revision was
+	// recorded leaves it 0.
 	Help       float64 `json:"help"`
 	Relevance  float64 `json:"relevance"`
 	Reward     float64 `json:"reward"`
 	Confidence float64 `json:"confidence"`
+	Revision   float64 `json:"revision,omitempty"`
 	Tokens     int     `json:"tokens"`
 	// Kinds is the feature factor inside Help, with the features that
 	// moved it (see engram.ScoreBreakdown.Features).
@@ -75,7 +78,7 @@ type memoryKinds struct {
 func (t *tracer) item(it engram.RecallItem) TraceItem {
 	b := it.Breakdown
 	return TraceItem{ID: it.ID, Label: t.byMemory[it.ID], Score: it.Score, Help: b.Helpfulness, Relevance: b.Relevance,
-		Reward: b.Reward, Confidence: b.Confidence, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features,
+		Reward: b.Reward, Confidence: b.Confidence, Revision: b.Revision, Tokens: it.Tokens, Kinds: b.FeatureFactor, Features: b.Features,
 		Origin: t.kinds[it.ID].origin, Of: t.kinds[it.ID].features, Explored: b.Explored}
 }
 

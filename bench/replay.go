@@ -27,27 +27,32 @@ type ReplayRun struct {
 }
 
 // Replay reads a trace of engram bench learning (see LearningTrace) and
-// replays, tenant by tenant, its judged recalls in order through
-// learning.Feedback.Learn (the code a feedback's transaction runs) under
-// policy, keeping the learned state (helpfulness evidence by key, rater
-// reputations) in memory as the store keeps it. A judged recall's
-// memories are those it injected, ranked by their score without
-// helpfulness (Score / Help as recorded) times the helpfulness factor
-// the replayed state gives them (learning.Scorer.Helpful); the memory
-// exploration held back counts as held back. Then each held-out
-// question's candidates (measured before feedback, injected and left
-// out) are re-ranked the same way, with each candidate's score without
-// helpfulness as the live run's measurement after feedback recorded it
-// (before, for a candidate it did not return), so that what the replay
-// varies is the learned helpfulness alone: confidence and reward, which
-// feedback also moves, stay as the live run left them.
+// replays, tenant by tenant, its judged recalls in order through the
+// code a feedback's transaction runs, under policy, scoring and fb (the
+// service's scoring and feedback configuration), keeping the learned
+// state in memory as the store keeps it: the helpfulness evidence by key
+// and the rater reputations (learning.Feedback.Learn), and each judged
+// memory's confidence, votes and needs_revision (learning.Feedback.Credit,
+// by its share of the answer, learning.Feedback.Shares, times the rater's
+// weight), under the rater's cap (feedback.rater_cap; every credit of a
+// run counts as inside the cap's window, as a benchmark run of minutes
+// is). A judged recall's memories are those it injected, ranked by their
+// score without helpfulness (Score / Help as recorded), with the reward,
+// confidence and revision factors the replayed credits give them in
+// place of the recorded ones, times the helpfulness factor the replayed
+// evidence gives them (learning.Scorer.Helpful); the memory exploration
+// held back counts as held back. Then each held-out question's
+// candidates (measured before feedback, injected and left out) are
+// re-ranked the same way, from the live run's measurement after
+// feedback (before, for a candidate it did not return).
 //
-// Not replayed: the rater cap (feedback.rater_cap; a hostile rater past
-// it moves no memory live), corrections (the benchmark sends none) and
-// candidates the relevance cut dropped before feedback.
-func Replay(r io.Reader, policy learning.Policy) ([]ReplayRun, error) {
-	scorer := learning.NewScorer(learning.DefaultScoreConfig(), nil).WithPolicy(policy)
-	fb := learning.NewFeedback(nil, scorer, engram.FeedbackConfig{})
+// Not replayed: corrections (the benchmark sends none), learned queries
+// (feedback.learn_queries), the decay clock (a benchmark run lasts
+// minutes) and candidates the relevance cut dropped before feedback. A
+// trace without the reward and confidence factors replays no credit.
+func Replay(r io.Reader, policy learning.Policy, scoring learning.ScoreConfig, fbc engram.FeedbackConfig) ([]ReplayRun, error) {
+	scorer := learning.NewScorer(scoring, nil).WithPolicy(policy)
+	fb := learning.NewFeedback(nil, scorer, fbc)
 	var runs []ReplayRun
 	var t *replayTenant
 	sc := bufio.NewScanner(r)
@@ -62,7 +67,7 @@ func Replay(r io.Reader, policy learning.Policy) ([]ReplayRun, error) {
 		}
 		run := &runs[len(runs)-1]
 		if t == nil || t.run != line.Run || t.tenant != line.Tenant {
-			t = newReplayTenant(line.Run, line.Tenant, len(run.Live.Held))
+			t = newReplayTenant(line.Run, line.Tenant, len(run.Live.Held), scoring)
 		}
 		switch line.Phase {
 		case "before":
@@ -99,11 +104,20 @@ type replayTenant struct {
 	held   map[int][]TraceItem
 	misled map[int][]string
 	judged map[string]bool
+	// mems is what feedback moves of each memory a replayed credit moved:
+	// confidence, votes and needs_revision, from the factors recorded
+	// where the memory was first judged (no credit had moved it then).
+	mems map[string]*engram.Memory
+	// used counts each rater's applied credits by memory (the cap).
+	used map[[2]string]int
+	// prior is the reward factor's Beta prior, α and β.
+	prior [2]float64
 }
 
-func newReplayTenant(run, tenant string, start int) *replayTenant {
+func newReplayTenant(run, tenant string, start int, scoring learning.ScoreConfig) *replayTenant {
 	return &replayTenant{run: run, tenant: tenant, start: start, help: map[string]engram.Helpfulness{},
-		reps: map[string]engram.Reputation{}, held: map[int][]TraceItem{}, misled: map[int][]string{}, judged: map[string]bool{}}
+		reps: map[string]engram.Reputation{}, held: map[int][]TraceItem{}, misled: map[int][]string{}, judged: map[string]bool{},
+		mems: map[string]*engram.Memory{}, used: map[[2]string]int{}, prior: [2]float64{scoring.PriorUp, scoring.PriorDown}}
 }
 
 // base is an item's score without its helpfulness factor.
@@ -112,6 +126,39 @@ func base(it TraceItem) float64 {
 		return it.Score / it.Help
 	}
 	return 0
+}
+
+// credited reports whether it records the factors a credit moves.
+func credited(it TraceItem) bool { return it.Reward > 0 && it.Reward < 1 && it.Confidence > 0 }
+
+// base is an item's score without its helpfulness factor, with the
+// reward, confidence and revision factors of its memory as the replayed
+// credits left them in place of those it records.
+func (t *replayTenant) base(scorer *learning.Scorer, it TraceItem) float64 {
+	b := base(it)
+	m, ok := t.mems[it.ID]
+	if !ok || !credited(it) {
+		return b
+	}
+	now := scorer.Score(m, 1)
+	b *= now.Reward / it.Reward * now.Confidence / it.Confidence
+	if it.Revision > 0 { // an older trace does not say whether its score holds the demotion
+		b *= now.Revision / it.Revision
+	}
+	return b
+}
+
+// memory is the credit state of it's memory, read from its recorded
+// factors the first time a credit moves it; nil for an item without them.
+func (t *replayTenant) memory(it TraceItem) *engram.Memory {
+	if m, ok := t.mems[it.ID]; ok || !credited(it) {
+		return m
+	}
+	a, b := t.prior[0], t.prior[1]
+	up := max(math.Round((it.Reward*(a+b)-a)/(1-it.Reward)), 0)
+	m := &engram.Memory{ID: it.ID, Confidence: it.Confidence, UpCount: int64(up), NeedsRevision: it.Revision > 0 && it.Revision < 1}
+	t.mems[it.ID] = m
+	return m
 }
 
 // before records a held-out question measured before feedback: its
@@ -154,7 +201,7 @@ func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, lin
 	}
 	for _, it := range line.Items {
 		t.judged[it.ID] = true
-		if s := base(it) * t.factor(scorer, it, it.ID == control); s > 0 {
+		if s := t.base(scorer, it) * t.factor(scorer, it, it.ID == control); s > 0 {
 			cs = append(cs, cand{it, s})
 		}
 	}
@@ -167,13 +214,28 @@ func (t *replayTenant) train(fb *learning.Feedback, scorer *learning.Scorer, lin
 		}
 		return cmp.Compare(a.it.ID, b.it.ID)
 	})
-	judged := make([]learning.JudgedMemory, len(cs))
-	for i, c := range cs {
-		judged[i] = learning.JudgedMemory{ID: c.it.ID, Origin: c.it.Origin, Features: c.it.Of, Evidence: t.evidence(c.it)}
-	}
 	signal := -1.0
 	if *line.Up {
 		signal = 1
+	}
+	scores := make(map[string]float64, len(cs))
+	for _, c := range cs {
+		scores[c.it.ID] = c.score
+	}
+	shares, weight, answers := fb.Shares(scores), fb.RaterWeight(t.reps[line.Rater]), t.help[engram.AnswersKey]
+	limit, _ := fb.RaterLimit()
+	judged := make([]learning.JudgedMemory, len(cs))
+	for i, c := range cs {
+		judged[i] = learning.JudgedMemory{ID: c.it.ID, Origin: c.it.Origin, Features: c.it.Of, Evidence: t.evidence(c.it)}
+		used := [2]string{line.Rater, c.it.ID}
+		if t.used[used] >= limit {
+			judged[i].Capped = true
+			continue
+		}
+		t.used[used]++
+		if m := t.memory(c.it); m != nil {
+			fb.Credit(m, signal, shares[c.it.ID]*weight, "", answers)
+		}
 	}
 	var arms learning.Arms
 	if line.Held != nil {
@@ -214,9 +276,9 @@ func (t *replayTenant) after(scorer *learning.Scorer, run *ReplayRun, line Learn
 	}
 	scores := make(map[string]float64, len(cands))
 	for _, it := range cands {
-		b := base(it)
+		b := t.base(scorer, it)
 		if l, ok := now[it.ID]; ok && l.Help > 0 {
-			b = base(l)
+			b = t.base(scorer, l)
 		}
 		scores[it.ID] = b * t.factor(scorer, it, false)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/learning"
 )
 
@@ -44,7 +45,7 @@ func TestReplayFixture(t *testing.T) {
 			defer f.Close()
 			p := learning.DefaultPolicy()
 			p.OriginPower = tc.originPower
-			runs, err := Replay(f, p)
+			runs, err := Replay(f, p, learning.DefaultScoreConfig(), engram.DefaultFeedbackConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,8 +80,52 @@ func TestReplayRejectsBadTraces(t *testing.T) {
 		"no thumb":      `{"run":"r","tenant":"t","phase":"train","question":0,"items":[]}` + "\n",
 		"after only":    `{"run":"r","tenant":"t","phase":"after","question":3,"items":[]}` + "\n",
 	} {
-		if _, err := Replay(strings.NewReader(trace), learning.DefaultPolicy()); err == nil || !strings.Contains(err.Error(), "trace line 1") {
+		if _, err := Replay(strings.NewReader(trace), learning.DefaultPolicy(), learning.DefaultScoreConfig(), engram.DefaultFeedbackConfig()); err == nil || !strings.Contains(err.Error(), "trace line 1") {
 			t.Errorf("%s: err %v", name, err)
 		}
+	}
+}
+
+// TestReplayCredits: the replay moves what feedback moves besides the
+// evidence. The fixture with origin power 0 leaves the note (0.3677 with
+// its helpfulness) between the ninth turn and the answer: six down
+// credits at the default 2% confidence step take its confidence from 0.5
+// to 0.5 · 0.98⁶ = 0.443, 0.3258, still over the answer (0.30); at a
+// 20% step to 0.5 · 0.8⁶ = 0.131, 0.0964, and the answer comes 10th. With
+// the six bad answers by one rater, a cap of one credit leaves the note
+// one bad answer's evidence (under the credible bound, no demotion) and
+// its confidence at 0.4, 0.40 with a factor of 1: the answer stays 11th.
+func TestReplayCredits(t *testing.T) {
+	raw, err := os.ReadFile("testdata/replay.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneRater := strings.NewReplacer(`"user-1"`, `"user-0"`, `"user-2"`, `"user-0"`, `"user-3"`, `"user-0"`,
+		`"user-4"`, `"user-0"`, `"user-5"`, `"user-0"`).Replace(string(raw))
+	for _, tc := range []struct {
+		name  string
+		trace string
+		step  float64
+		cap   int
+		after float64
+	}{
+		{"default step", string(raw), 0.02, 3, 0},
+		{"20% step", string(raw), 0.2, 3, 1},
+		{"one rater, no cap reached", oneRater, 0.2, 10, 1},
+		{"one rater, capped at one credit", oneRater, 0.2, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := learning.DefaultPolicy()
+			p.OriginPower = 0
+			fc := engram.DefaultFeedbackConfig()
+			fc.ConfidenceStep, fc.RaterCap = tc.step, tc.cap
+			runs, err := Replay(strings.NewReader(tc.trace), p, learning.DefaultScoreConfig(), fc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, _, after, _ := runs[0].Replayed.Recovery(all); after != tc.after {
+				t.Errorf("recall@10 after %v; want %v", after, tc.after)
+			}
+		})
 	}
 }

@@ -64,12 +64,15 @@ func (f *Feedback) startLearning(ctx context.Context, tx engram.FeedbackTx, rate
 // JudgedMemory is one memory a feedback judges, as its learning reads
 // it: its id, origin key (engram.Memory.Origin), feature keys
 // (engram.Memory.Features), whether a user's correction superseded it,
-// and its helpfulness evidence before the feedback.
+// its helpfulness evidence before the feedback, and whether the rater's
+// cap (Feedback.RaterLimit) left it alone: a capped memory counts in the
+// shares of the answer's credit but takes no evidence.
 type JudgedMemory struct {
 	ID        string
 	Origin    string
 	Features  []string
 	Corrected bool
+	Capped    bool
 	Evidence  engram.HelpEvidence
 }
 
@@ -94,18 +97,20 @@ func (f *Feedback) learn(rep engram.Reputation, signal float64, judged []JudgedM
 	return l
 }
 
-// Learn is what one judged recall's feedback adds to the learned state
-// when it credits every judged memory (no rater cap reached, no
-// correction): the helpfulness evidence by key (memory ids, origin and
-// feature keys, the tenant-wide keys; see engram.FeedbackTx.AddLearning)
-// and the rater's reputation. judged is best-scored first; arms are what
-// the recall's exploration left to measure. It runs the same code
-// SubmitFeedback runs inside the feedback's transaction, for replaying
-// recorded thumbs (engram bench replay).
+// Learn is what one judged recall's feedback without a correction adds
+// to the learned state: the helpfulness evidence by key (memory ids,
+// origin and feature keys, the tenant-wide keys; see
+// engram.FeedbackTx.AddLearning) of every judged memory the rater's cap
+// left to it, and the rater's reputation. judged is best-scored first;
+// arms are what the recall's exploration left to measure. It runs the
+// same code SubmitFeedback runs inside the feedback's transaction, for
+// replaying recorded thumbs (engram bench replay).
 func (f *Feedback) Learn(rep engram.Reputation, signal float64, judged []JudgedMemory, arms Arms) (map[string]engram.Helpfulness, engram.Reputation) {
 	l := f.learn(rep, signal, judged)
 	for _, m := range judged {
-		l.credited(m.ID)
+		if !m.Capped {
+			l.credited(m.ID)
+		}
 	}
 	l.finish(arms, true)
 	return l.deltas, l.reputation()

@@ -38,7 +38,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	}
 	verb := strings.TrimPrefix(v.name, "bench ")
 	fs := newFlags(v)
-	configPath := fs.String("config", "", "YAML config file")
+	configPath := fs.String("config", "", "YAML config file (replay: its scoring and feedback sections)")
 	data := fs.String("data", "", "dataset file (locomo, gate: locomo10.json; router: a labelled JSON Lines file instead of the built-in sets)")
 	budget := fs.Int("budget", 8000, "token budget of each recall (locomo, users)")
 	sizes := fs.String("sizes", "10000,100000", "comma-separated corpus sizes (latency)")
@@ -52,7 +52,7 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	poison := fs.Float64("poison", 0.2, "locomo --feedback: share of thumbs a hostile rater flips")
 	feedbackBudget := fs.Int("feedback-budget", 400, "locomo --feedback: token budget of the judged recalls")
 	feedbackEvents := fs.Int("feedback-events", 10000, "reflect: feedback events on one tenant, for the event log before and after a sleep (0: skip)")
-	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1 and 11-19 tune; 2-9, 21-26 and 31-40 are reported; 41-50 are held out for a final report); knowledge: comma-separated seeds (1 tunes; 2-5 are reported)")
+	seeds := fs.String("seeds", "1", "learning: comma-separated seeds (1, 11-19 and 61-64 tune; 2-9, 21-26 and 31-40 are reported; 41-50 and 71-110 are held out for final reports, see docs/learning-model.md); knowledge: comma-separated seeds (1 tunes; 2-5 are reported)")
 	entities := fs.Int("entities", 2000, "knowledge: people in the generated tenant (each with 4 facts; a quarter change one)")
 	mix := fs.String("mix", bench.DefaultMix, "learning: misleading memories per question of each kind, kind=share,…")
 	rounds := fs.Int("rounds", 1, "learning: times each training question is asked and judged")
@@ -111,12 +111,12 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if verb == "replay" {
-		return benchReplay(*traceFile, policy, stdout)
-	}
 	cfg, err := configs.Load(*configPath, environ)
 	if err != nil {
 		return err
+	}
+	if verb == "replay" {
+		return benchReplay(*traceFile, policy, learning.NewScoreConfig(cfg.Scoring), cfg.Feedback, stdout)
 	}
 	if verb == "load" {
 		counts, err := intList(*servers)
@@ -354,9 +354,9 @@ var benchFlags = map[string][]string{
 // parseBenchFlags parses args with the flags of benchmark name: its
 // --help shows those, and a flag of another benchmark is refused.
 func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdout io.Writer) error {
-	own := append([]string{"cpuprofile"}, benchFlags[name]...)
-	if name != "replay" { // replay reads a trace: no store, no config
-		own = append(own, "config", "keep")
+	own := append([]string{"cpuprofile", "config"}, benchFlags[name]...)
+	if name != "replay" { // replay reads a trace and a config: no store
+		own = append(own, "keep")
 	}
 	shown := newFlags(v)
 	fs.VisitAll(func(f *flag.Flag) {
@@ -371,8 +371,9 @@ func parseBenchFlags(fs *flag.FlagSet, v verb, name string, args []string, stdou
 	return noArgs(v, positional)
 }
 
-// benchReplay runs engram bench replay: no store, only the trace.
-func benchReplay(path string, policy learning.Policy, stdout io.Writer) error {
+// benchReplay runs engram bench replay: no store, only the trace, under
+// the config's scoring and feedback sections.
+func benchReplay(path string, policy learning.Policy, scoring learning.ScoreConfig, fbc engram.FeedbackConfig, stdout io.Writer) error {
 	if path == "" {
 		return errors.New("bench replay: --trace FILE (written by engram bench learning --trace) is required")
 	}
@@ -381,7 +382,7 @@ func benchReplay(path string, policy learning.Policy, stdout io.Writer) error {
 		return fmt.Errorf("bench replay: %w", err)
 	}
 	defer f.Close()
-	runs, err := bench.Replay(f, policy)
+	runs, err := bench.Replay(f, policy, scoring, fbc)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func TestHelpEveryVerb(t *testing.T) {
 		{[]string{"mirror", "sync"}, []string{"-data"}},
 		{[]string{"bench", "locomo"}, []string{"-data", "-budget", "-plain", "-sessions", "-feedback", "-keep"}},
 		{[]string{"bench", "learning"}, []string{"-seeds", "-mix", "-rounds"}},
-		{[]string{"bench", "replay"}, []string{"-trace", "-feature-min", "-kind-half", "-origin-power", "-trust-share"}},
+		{[]string{"bench", "replay"}, []string{"-trace", "-config", "-feature-min", "-kind-half", "-origin-power", "-trust-share"}},
 		{[]string{"bench", "knowledge"}, []string{"-entities", "-seeds", "-queries"}},
 		{[]string{"bench", "latency"}, []string{"-sizes", "-budgets", "-queries"}},
 		{[]string{"bench", "load"}, []string{"-clients", "-duration", "-servers", "-seed"}},
@@ -195,7 +195,8 @@ func TestBenchListsWhatItRuns(t *testing.T) {
 	}
 	for _, args := range [][]string{{"bench", "latency", "--http"}, {"bench", "router", "--budget", "10"}, {"bench", "nosuch"},
 		{"bench", "users", "--users", "0"}, {"bench", "users", "--sizes", "10"},
-		{"bench", "replay", "--budget", "10"}, {"bench", "replay", "--keep", "dir"}, {"bench", "replay"}} {
+		{"bench", "replay", "--budget", "10"}, {"bench", "replay", "--keep", "dir"}, {"bench", "replay"},
+		{"bench", "replay", "--config", filepath.Join(t.TempDir(), "missing.yaml"), "--trace", "trace.jsonl"}} {
 		if code, _, errs := run(t, nil, args...); code != 1 || errs == "" {
 			t.Errorf("engram %v: exit %d %q", args, code, errs)
 		}
