@@ -166,6 +166,6 @@ type FeedbackConfig struct {
 // average of weight 0.3, needs_revision at 3 net down votes, and one rater
 // moving one memory at most 3 times a day.
 func DefaultFeedbackConfig() FeedbackConfig {
-	return FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 3, RaterCap: 3,
+	return FeedbackConfig{ConfidenceStep: 0.02, RewardRate: 0.3, RevisionThreshold: 5, RaterCap: 3,
 		RaterWindow: 24 * time.Hour, MaxTextChars: 65536}
 }

@@ -60,11 +60,12 @@ func TestFeedbackPolicy(t *testing.T) {
 }
 
 // TestRevisionAgainstAnswers: needs_revision is set once down votes lead
-// by the threshold (3), each read against the tenant's share of good
-// answers. Where no answer is judged that is down − up; where most
-// answers are bad, a memory injected into them is not flagged for the
-// three down votes an ordinary memory collects there; where most are
-// good, down votes say more.
+// by the threshold (5), each read against the tenant's share of good
+// answers, 2·(p·down − (1 − p)·up). Where no answer is judged (or half
+// are good) that is down − up; where most answers are bad (p = 11/42), a
+// memory injected into them needs ten down votes and is not flagged for
+// the mix an ordinary memory collects there; where most are good
+// (p = 31/42), down votes say more: four after an up vote.
 func TestRevisionAgainstAnswers(t *testing.T) {
 	f := NewFeedback(nil, NewScorer(DefaultScoreConfig(), nil), engram.DefaultFeedbackConfig())
 	for _, tt := range []struct {
@@ -73,12 +74,12 @@ func TestRevisionAgainstAnswers(t *testing.T) {
 		thumbs  string // u up, d down, in order
 		flagged int    // the vote that sets needs_revision, 1-based; 0 never
 	}{
-		{"no answers judged", engram.Helpfulness{}, "dddd", 3},
-		{"no answers judged, an up vote between", engram.Helpfulness{}, "ddudd", 5},
-		{"half the answers good", engram.Helpfulness{Good: 20, Bad: 20}, "dddd", 3},
-		{"a quarter good", engram.Helpfulness{Good: 10, Bad: 30}, "dddddddd", 6},
+		{"no answers judged", engram.Helpfulness{}, "dddddd", 5},
+		{"no answers judged, an up vote between", engram.Helpfulness{}, "ddudddd", 7},
+		{"half the answers good", engram.Helpfulness{Good: 20, Bad: 20}, "dddddd", 5},
+		{"a quarter good", engram.Helpfulness{Good: 10, Bad: 30}, "dddddddddddd", 10},
 		{"a quarter good, ordinary mix", engram.Helpfulness{Good: 10, Bad: 30}, "dduddduddd", 0},
-		{"most answers good", engram.Helpfulness{Good: 30, Bad: 10}, "uddd", 4},
+		{"most answers good", engram.Helpfulness{Good: 30, Bad: 10}, "uddddd", 5},
 	} {
 		m := &engram.Memory{Priority: engram.P2, Confidence: 0.5}
 		got := 0
