@@ -28,7 +28,7 @@ type ReplayRun struct {
 
 // Replay reads a trace of engram bench learning (see LearningTrace) and
 // replays, tenant by tenant, its judged recalls in order through the
-// code a feedback's transaction runs, under policy, scoring and fb (the
+// code a feedback's transaction runs, under policy, scoring and fbc (the
 // service's scoring and feedback configuration), keeping the learned
 // state in memory as the store keeps it: the helpfulness evidence by key
 // and the rater reputations (learning.Feedback.Learn), and each judged
@@ -128,12 +128,12 @@ func base(it TraceItem) float64 {
 	return 0
 }
 
-// credited reports whether it records the factors a credit moves.
+// credited reports whether an item records the factors a credit moves.
 func credited(it TraceItem) bool { return it.Reward > 0 && it.Reward < 1 && it.Confidence > 0 }
 
 // base is an item's score without its helpfulness factor, with the
-// reward, confidence and revision factors of its memory as the replayed
-// credits left them in place of those it records.
+// reward, confidence and revision factors of the item's memory as the
+// replayed credits left them in place of those the item records.
 func (t *replayTenant) base(scorer *learning.Scorer, it TraceItem) float64 {
 	b := base(it)
 	m, ok := t.mems[it.ID]
@@ -148,8 +148,11 @@ func (t *replayTenant) base(scorer *learning.Scorer, it TraceItem) float64 {
 	return b
 }
 
-// memory is the credit state of it's memory, read from its recorded
-// factors the first time a credit moves it; nil for an item without them.
+// memory is the credit state of the item's memory, read from the
+// factors recorded the first time a credit moves it (its up votes from
+// the reward factor under the configured prior: exact while none was
+// cast, as in the benchmark, where every memory starts unjudged); nil
+// for an item without them.
 func (t *replayTenant) memory(it TraceItem) *engram.Memory {
 	if m, ok := t.mems[it.ID]; ok || !credited(it) {
 		return m
