@@ -235,3 +235,41 @@ func TestReflectHarness(t *testing.T) {
 		t.Errorf("table:\n%s", out.String())
 	}
 }
+
+// countedRecall counts the recalls it answers.
+type countedRecall struct {
+	engram.RecallService
+	n int
+}
+
+func (c *countedRecall) Recall(ctx context.Context, req engram.RecallRequest) (*engram.Recall, error) {
+	c.n++
+	return c.RecallService.Recall(ctx, req)
+}
+
+// TestFeedbackHarnessMeasuresApart: RunLoCoMoFeedback seeds the judged
+// recalls' exploration with its seed (Services.SeedExplore) and asks the
+// measured questions of Services.Measure, the recall without exploration,
+// so that its figures repeat and do not move with a memory held back at
+// random: of the sample's three scored questions, two are judged and one
+// is measured before and after.
+func TestFeedbackHarnessMeasuresApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locomo.json")
+	if err := os.WriteFile(path, []byte(locomoSample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc, db := services(t)
+	scorer := learning.NewScorer(learning.DefaultScoreConfig(), time.Now)
+	svc.Feedback = learning.NewFeedback(db, scorer, engram.DefaultFeedbackConfig())
+	judged, measured := &countedRecall{RecallService: svc.Recall}, &countedRecall{RecallService: svc.Recall}
+	svc.Recall, svc.Measure = judged, measured
+	var seeds []uint64
+	svc.SeedExplore = func(seed uint64) { seeds = append(seeds, seed) }
+	rep, err := RunLoCoMoFeedback(context.Background(), svc, FeedbackOptions{Path: path, FeedbackBudget: 400, EvalBudget: 4000, Seed: 7}, "t-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seeds, []uint64{7}) || judged.n != rep.Thumbs || judged.n != 2 || measured.n != 2 {
+		t.Errorf("seeds %v, judged recalls %d (thumbs %d), measured %d; want [7], 2 (2), 2", seeds, judged.n, rep.Thumbs, measured.n)
+	}
+}

@@ -38,13 +38,23 @@ type FeedbackReport struct {
 // user would: thumb up when the injected context holds an evidence turn,
 // down otherwise, each thumb from its own rater; with Poison > 0 that
 // share of the thumbs is flipped and sent by one hostile rater. Then the
-// held-out half is asked again (after).
+// held-out half is asked again (after). The held-out half is measured
+// with Services.Measure when set (no exploration), and the judged
+// recalls' exploration is seeded by Seed (Services.SeedExplore), so that
+// a run's figures repeat.
 func RunLoCoMoFeedback(ctx context.Context, svc Services, opt FeedbackOptions, prefix string) (*FeedbackReport, error) {
 	convs, err := loadLoCoMo(opt.Path)
 	if err != nil {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed+1))
+	if svc.SeedExplore != nil {
+		svc.SeedExplore(opt.Seed)
+	}
+	measure := svc
+	if svc.Measure != nil {
+		measure.Recall = svc.Measure
+	}
 	rep := &FeedbackReport{Before: newReport(), After: newReport()}
 	for _, conv := range convs {
 		tctx, byMemory, err := rep.Before.ingest(ctx, svc, conv, prefix)
@@ -60,7 +70,7 @@ func RunLoCoMoFeedback(ctx context.Context, svc Services, opt FeedbackOptions, p
 			}
 		}
 		for _, q := range test {
-			ranked, _, ms, err := rank(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, ms, err := rank(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -94,7 +104,7 @@ func RunLoCoMoFeedback(ctx context.Context, svc Services, opt FeedbackOptions, p
 			rep.Thumbs++
 		}
 		for _, q := range test {
-			ranked, _, ms, err := rank(tctx, svc, q.text, opt.EvalBudget, byMemory)
+			ranked, _, ms, err := rank(tctx, measure, q.text, opt.EvalBudget, byMemory)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +124,7 @@ func PrintFeedback(w io.Writer, clean, poisoned *FeedbackReport, poison float64)
 	row := func(name string, b, a, p *LoCoMoResult) []string {
 		lift, plift := a.Recall[10]-b.Recall[10], p.Recall[10]-b.Recall[10]
 		kept := "—"
-		if lift > 0 {
+		if lift >= 0.0005 { // a lift that rounds to +0.000 keeps no meaningful share
 			kept = fmt.Sprintf("%.0f%%", 100*plift/lift)
 		}
 		return []string{name, strconv.Itoa(b.N), f3(b.Recall[10]), f3(a.Recall[10]), fmt.Sprintf("%+.3f", lift),

@@ -176,6 +176,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 			if *plain || *sessions {
 				return errors.New("bench locomo: --plain and --sessions apply to the recall-quality run, not --feedback")
 			}
+			if err := measureApart(&svc, cfg, db, logger, services); err != nil {
+				return err
+			}
 			opt := bench.FeedbackOptions{Path: *data, FeedbackBudget: *feedbackBudget, EvalBudget: *budget, Seed: 1}
 			clean, err := bench.RunLoCoMoFeedback(ctx, svc, opt, "clean-")
 			if err != nil {
@@ -223,14 +226,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if err != nil {
 			return err
 		}
-		measured := cfg
-		measured.Learning.Explore, measured.Learning.ExploreKinds = 0, 0
-		ms, err := NewServices(measured, db, logger)
-		if err != nil {
+		if err := measureApart(&svc, cfg, db, logger, services); err != nil {
 			return err
 		}
-		svc.Measure = ms.Recall
-		svc.SeedExplore = services.Recall.SeedExplore
 		var trace *bufio.Writer
 		if *traceFile != "" {
 			f, err := os.Create(*traceFile)
@@ -349,6 +347,21 @@ var benchFlags = map[string][]string{
 	"users":     {"users", "per-user", "tenants", "per-tenant", "sample", "warm-rounds", "budget"},
 	"router":    {"data"},
 	"gate":      {"data"},
+}
+
+// measureApart gives a feedback benchmark the recall it measures with,
+// the same recall without exploration or kind probes (a figure must not
+// move with a memory held back at random), and the seeding of the judged
+// recalls' exploration, so that a run's figures repeat.
+func measureApart(svc *bench.Services, cfg configs.Config, db *store.DB, logger *slog.Logger, services *Services) error {
+	measured := cfg
+	measured.Learning.Explore, measured.Learning.ExploreKinds = 0, 0
+	ms, err := NewServices(measured, db, logger)
+	if err != nil {
+		return err
+	}
+	svc.Measure, svc.SeedExplore = ms.Recall, services.Recall.SeedExplore
+	return nil
 }
 
 // parseBenchFlags parses args with the flags of benchmark name: its
