@@ -140,6 +140,9 @@ type EmbeddingsConfig struct {
 	APIKey     string        `yaml:"api_key" secret:"true"`
 	Dimensions int           `yaml:"dimensions"`
 	Timeout    time.Duration `yaml:"timeout"`
+	// Weight is the embedding's share of a hybrid candidate's relevance,
+	// in (0, 1]; the lexical score takes the rest (learning.Recaller.WithDense).
+	Weight float64 `yaml:"weight"`
 	// Poll is how often an idle server looks for memories to embed: new
 	// text gets its vector within about this long (lexical search finds
 	// it at once).
@@ -242,7 +245,7 @@ func Default() Config {
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03, ExploreKinds: 0.2},
-		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Poll: time.Second},
+		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Weight: 0.15, Poll: time.Second},
 		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second, MaxFiles: 50000, MinFreeBytes: 1 << 30},
 		Scoring:    engram.DefaultScoringConfig(),
 		Sessions:   engram.DefaultSessionsConfig(),

@@ -84,6 +84,8 @@ func TestLoadErrors(t *testing.T) {
 		{"default category not listed", "", []string{"ENGRAM_MEMORY_CATEGORIES=work"}, "memory.default_category"},
 		{"short api key", "", []string{"ENGRAM_API_KEY=short"}, "auth.api_key"},
 		{"bad encoding", "", []string{"ENGRAM_TOKENS_ENCODING=gpt2"}, "tokens.encoding"},
+		{"embedding weight 0", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=0"}, "embeddings.weight"},
+		{"embedding weight above 1", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=1.5"}, "embeddings.weight"},
 		{"missing secret file", "", []string{"ENGRAM_STORE_DSN_FILE=/nonexistent/x"}, "ENGRAM_STORE_DSN_FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -179,6 +179,9 @@ func (c Config) Validate() error {
 		if e.Dimensions < 0 {
 			bad("embeddings.dimensions", "must not be negative")
 		}
+		if !(e.Weight > 0 && e.Weight <= 1) {
+			bad("embeddings.weight", "must be in (0, 1]")
+		}
 	}
 	fc := c.Feedback
 	if fc.ConfidenceStep <= 0 || fc.ConfidenceStep > 1 || fc.RewardRate <= 0 || fc.RewardRate > 1 {

@@ -62,20 +62,18 @@ type dense struct {
 	e       Embedder
 	vs      VectorStore
 	timeout time.Duration
+	weight  float64
 }
 
 // WithDense makes recalls hybrid: the query is embedded too, and the
-// nearest memories are fused with the lexical hits by reciprocal rank.
-// A query embedding that fails or takes longer than timeout leaves the
-// recall lexical and names the reason in degrade_reasons.
-func (r *Recaller) WithDense(e Embedder, vs VectorStore, timeout time.Duration) *Recaller {
-	r.dense = &dense{e: e, vs: vs, timeout: timeout}
+// nearest memories are fused with the lexical hits, weight w on the
+// embedding's side (see fuse). A query embedding that fails or takes
+// longer than timeout leaves the recall lexical and names the reason in
+// degrade_reasons.
+func (r *Recaller) WithDense(e Embedder, vs VectorStore, timeout time.Duration, w float64) *Recaller {
+	r.dense = &dense{e: e, vs: vs, timeout: timeout, weight: w}
 	return r
 }
-
-// rrfK is the constant of reciprocal rank fusion (Cormack et al. 2009):
-// a memory scores Σ 1/(rrfK + rank) over the lists it appears in.
-const rrfK = 60
 
 var _ engram.RecallService = (*Recaller)(nil)
 
@@ -178,7 +176,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	if r.dense != nil {
 		var nearest []engram.LexicalHit
 		if nearest, reasons = r.nearest(ctx, query, req.AgentID, limit); nearest != nil {
-			hits = fuseMatch(fuse(hits, nearest), hits, nearest)
+			hits = fuseMatch(fuse(hits, nearest, r.dense.weight), hits, nearest)
 		}
 	}
 	routed := 0
@@ -282,19 +280,38 @@ func (r *Recaller) nearest(ctx context.Context, query, agentID string, limit int
 	return hits, nil
 }
 
-// fuse merges ranked lists by reciprocal rank fusion, best first.
-func fuse(lists ...[]engram.LexicalHit) []engram.LexicalHit {
-	score := map[string]float64{}
-	byID := map[string]*engram.Memory{}
-	for _, list := range lists {
-		for rank, h := range list {
-			score[h.Memory.ID] += 1 / float64(rrfK+rank+1)
-			byID[h.Memory.ID] = h.Memory
+// fuse merges the lexical hits with the nearest memories by a convex
+// combination of their normalised scores: (1 − w) × the lexical score
+// over the best lexical score plus w × the cosine's place between the
+// last and the first of the nearest, (cos − last) / (first − last). A
+// memory missing from one list takes 0 of it. The lexical hit's match
+// and concept are kept. Best first, ties by id.
+func fuse(lexical, nearest []engram.LexicalHit, w float64) []engram.LexicalHit {
+	byID := make(map[string]engram.LexicalHit, len(lexical)+len(nearest))
+	score := make(map[string]float64, len(lexical)+len(nearest))
+	if len(lexical) > 0 && lexical[0].Score > 0 {
+		for _, h := range lexical {
+			byID[h.Memory.ID] = h
+			score[h.Memory.ID] = (1 - w) * h.Score / lexical[0].Score
 		}
 	}
-	out := make([]engram.LexicalHit, 0, len(score))
-	for id, sc := range score {
-		out = append(out, engram.LexicalHit{Memory: byID[id], Score: sc})
+	if n := len(nearest); n > 0 {
+		first, last := nearest[0].Score, nearest[n-1].Score
+		for _, h := range nearest {
+			if _, ok := byID[h.Memory.ID]; !ok {
+				byID[h.Memory.ID] = engram.LexicalHit{Memory: h.Memory}
+			}
+			if first > last {
+				score[h.Memory.ID] += w * (h.Score - last) / (first - last)
+			} else {
+				score[h.Memory.ID] += w
+			}
+		}
+	}
+	out := make([]engram.LexicalHit, 0, len(byID))
+	for id, h := range byID {
+		h.Score = score[id]
+		out = append(out, h)
 	}
 	slices.SortFunc(out, func(a, b engram.LexicalHit) int {
 		if c := cmpFloat(b.Score, a.Score); c != 0 {
