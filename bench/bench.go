@@ -33,6 +33,12 @@ type Services struct {
 	Reflections engram.ReflectionService
 	Sleep       engram.SleepService
 	Sessions    engram.SessionService
+	// Settle, when set, returns once the work the service does in the
+	// background after a write has caught up (the embeddings of hybrid
+	// recall): the LoCoMo benchmark calls it between storing a
+	// conversation and asking about it, as a user would wait for the
+	// vectors before measuring.
+	Settle func(ctx context.Context) error
 }
 
 // tenantCtx creates a tenant and returns a context acting for it.

@@ -104,6 +104,20 @@ const locomoSample = `[{
  ]
 }]`
 
+// settledRecall fails its test when asked before Settle ran.
+type settledRecall struct {
+	engram.RecallService
+	settled *int
+	t       *testing.T
+}
+
+func (r settledRecall) Recall(ctx context.Context, req engram.RecallRequest) (*engram.Recall, error) {
+	if *r.settled == 0 {
+		r.t.Error("a question was asked before the background work settled")
+	}
+	return r.RecallService.Recall(ctx, req)
+}
+
 func TestLoCoMoHarness(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locomo.json")
 	if err := os.WriteFile(path, []byte(locomoSample), 0o600); err != nil {
@@ -112,9 +126,17 @@ func TestLoCoMoHarness(t *testing.T) {
 	ctx := context.Background()
 	for _, plain := range []bool{false, true} {
 		svc, _ := services(t)
+		// The background work (the embeddings) settles after the
+		// conversation is stored and before the first question.
+		settled := 0
+		svc.Settle = func(context.Context) error { settled++; return nil }
+		svc.Recall = settledRecall{svc.Recall, &settled, t}
 		rep, err := RunLoCoMo(ctx, svc, LoCoMoOptions{Path: path, Budget: 4000, Plain: plain})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if settled != 1 {
+			t.Fatalf("plain=%v: settled %d times for one conversation", plain, settled)
 		}
 		if rep.Plain != plain || rep.Turns != 5 || rep.Questions != 3 || rep.Unmatched != 1 || rep.Unparseable != 0 {
 			t.Fatalf("plain=%v: report %+v", plain, rep)

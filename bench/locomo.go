@@ -275,6 +275,11 @@ func RunLoCoMo(ctx context.Context, svc Services, opt LoCoMoOptions) (*LoCoMoRep
 		if err != nil {
 			return nil, err
 		}
+		if svc.Settle != nil {
+			if err := svc.Settle(ctx); err != nil {
+				return nil, err
+			}
+		}
 		for _, q := range rep.questions(conv, byMemory) {
 			ranked, rec, ms, err := askRequest(tctx, svc, engram.RecallRequest{Query: q.text, TokenBudget: opt.Budget, Hops: opt.Hops}, byMemory)
 			if err != nil {

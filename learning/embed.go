@@ -93,6 +93,17 @@ func (w *Embeddings) Run(ctx context.Context, poll time.Duration) { w.follower.R
 // advances its cursor. It reports whether it found work.
 func (w *Embeddings) Step(ctx context.Context) (bool, error) { return w.follower.Step(ctx) }
 
+// CatchUp steps until no tenant has unembedded changes, so that every
+// memory written before the call has its vector (benchmarks, tools).
+func (w *Embeddings) CatchUp(ctx context.Context) error {
+	for {
+		found, err := w.Step(ctx)
+		if err != nil || !found {
+			return err
+		}
+	}
+}
+
 // embed embeds what changed in the feed of the tenant in tctx after seq
 // and returns the sequence it got to (feed.ApplyFunc).
 func (w *Embeddings) embed(tctx context.Context, _ string, after int64) (int64, error) {

@@ -119,20 +119,11 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, *learning.Embeddings) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
 			rec := learning.NewRecaller(indextest.Wrap(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
-				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout)
+				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout, 0.3)
 			return rec, learning.NewEmbeddings(e, db, db, db, "test-"+url, slog.New(slog.DiscardHandler))
 		}
 		// drain runs the follower until the feed holds nothing new for it.
-		drain := func(emb *learning.Embeddings) error {
-			for range 100 {
-				worked, err := emb.Step(context.Background())
-				if err != nil || !worked {
-					return err
-				}
-			}
-			t.Fatal("the follower never caught up")
-			return nil
-		}
+		drain := func(emb *learning.Embeddings) error { return emb.CatchUp(context.Background()) }
 		good := embedServer(t, 0, &calls)
 		rec, emb := newRecaller(good.URL+"/v1", time.Second)
 		for _, c := range []string{"User drinks espresso every morning", "Dentist appointment moved to Tuesday", "The team ships on Fridays"} {

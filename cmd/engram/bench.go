@@ -167,6 +167,9 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 	}
 	svc := bench.Services{Auth: db, Memories: services.Memories, Recall: services.Recall, Router: services.Router,
 		Feedback: services.Feedback, Reflections: services.Reflections, Sleep: services.Sleep, Sessions: services.Working}
+	if services.Embeddings != nil {
+		svc.Settle = services.Embeddings.CatchUp
+	}
 	switch verb {
 	case "locomo":
 		if *data == "" {
