@@ -143,6 +143,10 @@ type EmbeddingsConfig struct {
 	// Weight is the embedding's share of a hybrid candidate's relevance,
 	// in (0, 1]; the lexical score takes the rest (learning.Recaller.WithDense).
 	Weight float64 `yaml:"weight"`
+	// AgreeFloor is the least cosine at which one of the query's nearest
+	// memories counts as agreeing with it and may pass the relevance cut
+	// without the query's words; 0: any of the nearest (learning.DenseConfig).
+	AgreeFloor float64 `yaml:"agree_floor"`
 	// Poll is how often an idle server looks for memories to embed: new
 	// text gets its vector within about this long (lexical search finds
 	// it at once).

@@ -86,6 +86,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad encoding", "", []string{"ENGRAM_TOKENS_ENCODING=gpt2"}, "tokens.encoding"},
 		{"embedding weight 0", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=0"}, "embeddings.weight"},
 		{"embedding weight above 1", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=1.5"}, "embeddings.weight"},
+		{"agree floor 1", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_AGREE_FLOOR=1"}, "embeddings.agree_floor"},
 		{"missing secret file", "", []string{"ENGRAM_STORE_DSN_FILE=/nonexistent/x"}, "ENGRAM_STORE_DSN_FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

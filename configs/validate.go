@@ -182,6 +182,9 @@ func (c Config) Validate() error {
 		if !(e.Weight > 0 && e.Weight <= 1) {
 			bad("embeddings.weight", "must be in (0, 1]")
 		}
+		if !(e.AgreeFloor >= 0 && e.AgreeFloor < 1) {
+			bad("embeddings.agree_floor", "must be in [0, 1)")
+		}
 	}
 	fc := c.Feedback
 	if fc.ConfidenceStep <= 0 || fc.ConfidenceStep > 1 || fc.RewardRate <= 0 || fc.RewardRate > 1 {

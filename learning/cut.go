@@ -79,15 +79,18 @@ const (
 )
 
 // fuseMatch gives each fused hit its Match: its lexical hit's, lifted by
-// agreement with the embedding (see denseLift).
-func fuseMatch(fused, lexical, nearest []engram.LexicalHit) []engram.LexicalHit {
+// agreement with the embedding (see denseLift): one of the denseAgree
+// nearest whose cosine is at least floor.
+func fuseMatch(fused, lexical, nearest []engram.LexicalHit, floor float64) []engram.LexicalHit {
 	match := make(map[string]float64, len(lexical))
 	for _, h := range lexical {
 		match[h.Memory.ID] = h.Match
 	}
 	agree := map[string]bool{}
 	for _, h := range nearest[:min(denseAgree, len(nearest))] {
-		agree[h.Memory.ID] = true
+		if h.Score >= floor {
+			agree[h.Memory.ID] = true
+		}
 	}
 	for i := range fused {
 		id := fused[i].Memory.ID

@@ -119,7 +119,7 @@ func TestHybridRecallAndDegrade(t *testing.T) {
 		newRecaller := func(url string, timeout time.Duration) (*learning.Recaller, *learning.Embeddings) {
 			e := learning.NewOpenAIEmbedder(url, "fake-multilingual", "sk-test", 0, timeout)
 			rec := learning.NewRecaller(indextest.Wrap(db), routes, learning.NewScorer(learning.DefaultScoreConfig(), time.Now),
-				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, timeout, 0.3)
+				storetest.Tokenizer(t), engram.DefaultRecallConfig(), time.Now).WithDense(e, db, learning.DenseConfig{Timeout: timeout, Weight: 0.3})
 			return rec, learning.NewEmbeddings(e, db, db, db, "test-"+url, slog.New(slog.DiscardHandler))
 		}
 		// drain runs the follower until the feed holds nothing new for it.

@@ -39,3 +39,28 @@ func TestFuseConvex(t *testing.T) {
 		t.Errorf("lexical alone: %+v", got)
 	}
 }
+
+// Only a nearest memory whose cosine reaches the floor agrees with the
+// query: a question nothing answers has nearest memories too, at low
+// cosines, and they must not pass the cut on the embedding's word alone.
+func TestFuseMatchAgreeFloor(t *testing.T) {
+	mem := func(id string) *engram.Memory { return &engram.Memory{ID: id} }
+	lexical := []engram.LexicalHit{{Memory: mem("a"), Score: 3, Match: 0.5}}
+	nearest := []engram.LexicalHit{{Memory: mem("b"), Score: 0.6}, {Memory: mem("a"), Score: 0.3}}
+	match := func(floor float64) map[string]float64 {
+		out := map[string]float64{}
+		for _, h := range fuseMatch(fuse(lexical, nearest, 0.15), lexical, nearest, floor) {
+			out[h.Memory.ID] = h.Match
+		}
+		return out
+	}
+	if got := match(0); math.Abs(got["a"]-(0.5+0.5*denseLift)) > 1e-9 || got["b"] != denseLift {
+		t.Errorf("floor 0, every nearest agrees: %v", got)
+	}
+	if got := match(0.45); got["a"] != 0.5 || got["b"] != denseLift {
+		t.Errorf("floor 0.45, only b's cosine reaches it: %v", got)
+	}
+	if got := match(0.7); got["a"] != 0.5 || got["b"] != 0 {
+		t.Errorf("floor 0.7, nobody agrees: %v", got)
+	}
+}

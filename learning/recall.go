@@ -59,19 +59,30 @@ type Recaller struct {
 }
 
 type dense struct {
-	e       Embedder
-	vs      VectorStore
-	timeout time.Duration
-	weight  float64
+	e   Embedder
+	vs  VectorStore
+	cfg DenseConfig
+}
+
+// DenseConfig tunes hybrid recall (the embeddings section of the config).
+type DenseConfig struct {
+	// Timeout bounds the query's embedding; past it the recall stays
+	// lexical.
+	Timeout time.Duration
+	// Weight is the embedding's side of the fusion, in (0, 1] (see fuse).
+	Weight float64
+	// AgreeFloor is the least cosine at which one of the embedding's
+	// nearest memories counts as agreeing with the query (see fuseMatch);
+	// 0 lets the nearest agree whatever their cosine.
+	AgreeFloor float64
 }
 
 // WithDense makes recalls hybrid: the query is embedded too, and the
-// nearest memories are fused with the lexical hits, weight w on the
-// embedding's side (see fuse). A query embedding that fails or takes
-// longer than timeout leaves the recall lexical and names the reason in
-// degrade_reasons.
-func (r *Recaller) WithDense(e Embedder, vs VectorStore, timeout time.Duration, w float64) *Recaller {
-	r.dense = &dense{e: e, vs: vs, timeout: timeout, weight: w}
+// nearest memories are fused with the lexical hits (see fuse). A query
+// embedding that fails or takes longer than cfg.Timeout leaves the
+// recall lexical and names the reason in degrade_reasons.
+func (r *Recaller) WithDense(e Embedder, vs VectorStore, cfg DenseConfig) *Recaller {
+	r.dense = &dense{e: e, vs: vs, cfg: cfg}
 	return r
 }
 
@@ -176,7 +187,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	if r.dense != nil {
 		var nearest []engram.LexicalHit
 		if nearest, reasons = r.nearest(ctx, query, req.AgentID, limit); nearest != nil {
-			hits = fuseMatch(fuse(hits, nearest, r.dense.weight), hits, nearest)
+			hits = fuseMatch(fuse(hits, nearest, r.dense.cfg.Weight), hits, nearest, r.dense.cfg.AgreeFloor)
 		}
 	}
 	routed := 0
@@ -263,7 +274,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 // nearest embeds the query and returns the closest memories, or nil and
 // the reason the recall stays lexical.
 func (r *Recaller) nearest(ctx context.Context, query, agentID string, limit int) ([]engram.LexicalHit, []string) {
-	ectx, cancel := context.WithTimeout(ctx, r.dense.timeout)
+	ectx, cancel := context.WithTimeout(ctx, r.dense.cfg.Timeout)
 	defer cancel()
 	vecs, err := r.dense.e.Embed(ectx, []string{query})
 	var netErr net.Error

@@ -159,7 +159,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		Categories: cfg.Memory.Categories, MaxBudget: cfg.Recall.MaxBudget}, time.Now, logger)
 	if e := cfg.Embeddings; e.BaseURL != "" {
 		embedder := learning.NewOpenAIEmbedder(e.BaseURL, e.Model, e.APIKey, e.Dimensions, e.Timeout)
-		recall.WithDense(embedder, denseStore{db}, e.Timeout, e.Weight)
+		recall.WithDense(embedder, denseStore{db}, learning.DenseConfig{Timeout: e.Timeout, Weight: e.Weight, AgreeFloor: e.AgreeFloor})
 		services.Embeddings = learning.NewEmbeddings(embedder, db, db, db, holderName(), logger)
 	}
 	if cfg.MirrorOn() {
