@@ -60,7 +60,9 @@ const (
 // recall"): context recall 0.79 against 0.74 lexical, but a question
 // nothing answers injects 6 items against 0.7, the embedding's nearest
 // being near to anything; a lift of 0.2 would keep that to 1.4 items at
-// the cost of the cross-language find.
+// the cost of the cross-language find. The floor on the cosine
+// (embeddings.agree_floor, DenseConfig.AgreeFloor) keeps them out
+// instead, for a model whose cosines the operator has measured.
 const (
 	denseAgree = 5
 	denseLift  = 0.4
