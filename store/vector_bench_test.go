@@ -1,0 +1,74 @@
+//go:build unix
+
+package store_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/engram-memory/engram"
+
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// BenchmarkVectorSearch measures hybrid recall's vector search on SQLite:
+// one query against every 512-dimension vector of a tenant (exact cosine,
+// as store.VectorSearch reads them all), limit 75 as a recall asks. The
+// sizes are ENGRAM_BENCH_VECTORS, comma-separated (default 1000,10000);
+// filling a size (one SaveVector each) runs before the timer.
+//
+//	ENGRAM_BENCH_VECTORS=1000,10000,50000 go test -tags sqlite_fts5 -run '^$' -bench VectorSearch ./store/
+func BenchmarkVectorSearch(b *testing.B) {
+	sizes := []int{1000, 10000}
+	if v := os.Getenv("ENGRAM_BENCH_VECTORS"); v != "" {
+		sizes = sizes[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				b.Fatalf("ENGRAM_BENCH_VECTORS: %q", f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	const dims = 512
+	rng := rand.New(rand.NewPCG(1, 2))
+	vec := func() []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, size := range sizes {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			db := storetest.OpenWith(b, storetest.Options(b, "sqlite"))
+			ctx := storetest.Tenant(b, db, "vectors")
+			c := newIngestCorpus(1)
+			for done := 0; done < size; done += ingestBatch {
+				ms := make([]*engram.Memory, min(ingestBatch, size-done))
+				for i := range ms {
+					ms[i] = c.memory()
+				}
+				res, err := db.CreateMemories(ctx, ms)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range res {
+					if err := db.SaveVector(ctx, r.Memory.ID, "bench", vec()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			q := vec()
+			for b.Loop() {
+				hits, err := db.VectorSearch(ctx, "bench", q, "", 75)
+				if err != nil || len(hits) == 0 {
+					b.Fatal(len(hits), err)
+				}
+			}
+		})
+	}
+}
