@@ -147,6 +147,11 @@ type EmbeddingsConfig struct {
 	// memories counts as agreeing with it and may pass the relevance cut
 	// without the query's words; 0: any of the nearest (learning.DenseConfig).
 	AgreeFloor float64 `yaml:"agree_floor"`
+	// CacheMB bounds the vectors hybrid recall keeps in memory (0: none,
+	// every search reads the store); a tenant's cached vectors are read
+	// again once older than Poll, so another server's new vectors are seen
+	// within it (store.Options.VectorCacheBytes).
+	CacheMB int `yaml:"cache_mb"`
 	// Poll is how often an idle server looks for memories to embed: new
 	// text gets its vector within about this long (lexical search finds
 	// it at once).
@@ -249,7 +254,7 @@ func Default() Config {
 		Recall:     engram.DefaultRecallConfig(),
 		Feedback:   engram.DefaultFeedbackConfig(),
 		Learning:   LearningConfig{Explore: 0.03, ExploreKinds: 0.2},
-		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Weight: 0.15, Poll: time.Second},
+		Embeddings: EmbeddingsConfig{Model: "text-embedding-3-small", Timeout: 2 * time.Second, Weight: 0.15, CacheMB: 256, Poll: time.Second},
 		Mirror:     MirrorConfig{Enabled: "auto", MaxLogBytes: 64 << 20, Poll: time.Second, MaxFiles: 50000, MinFreeBytes: 1 << 30},
 		Scoring:    engram.DefaultScoringConfig(),
 		Sessions:   engram.DefaultSessionsConfig(),

@@ -87,6 +87,7 @@ func TestLoadErrors(t *testing.T) {
 		{"embedding weight 0", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=0"}, "embeddings.weight"},
 		{"embedding weight above 1", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_WEIGHT=1.5"}, "embeddings.weight"},
 		{"agree floor 1", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_AGREE_FLOOR=1"}, "embeddings.agree_floor"},
+		{"negative vector cache", "", []string{"ENGRAM_EMBEDDINGS_BASE_URL=http://127.0.0.1:1/v1", "ENGRAM_EMBEDDINGS_CACHE_MB=-1"}, "embeddings.cache_mb"},
 		{"missing secret file", "", []string{"ENGRAM_STORE_DSN_FILE=/nonexistent/x"}, "ENGRAM_STORE_DSN_FILE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

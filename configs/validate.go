@@ -185,6 +185,9 @@ func (c Config) Validate() error {
 		if !(e.AgreeFloor >= 0 && e.AgreeFloor < 1) {
 			bad("embeddings.agree_floor", "must be in [0, 1)")
 		}
+		if e.CacheMB < 0 {
+			bad("embeddings.cache_mb", "must not be negative")
+		}
 	}
 	fc := c.Feedback
 	if fc.ConfidenceStep <= 0 || fc.ConfidenceStep > 1 || fc.RewardRate <= 0 || fc.RewardRate > 1 {

@@ -60,6 +60,14 @@ type Options struct {
 	MaxSessionEvents int64
 	// Quotas bound what one tenant may hold (see Quotas).
 	Quotas Quotas
+	// VectorCacheBytes bounds the vectors hybrid recall keeps in memory
+	// (see vectorCache; 0: DefaultVectorCacheBytes, negative: no cache,
+	// every search reads the store); VectorCacheTTL is how old a tenant's
+	// cached vectors may grow before they are read again, which bounds how
+	// long another server's new vectors go unseen (0:
+	// DefaultVectorCacheTTL).
+	VectorCacheBytes int64
+	VectorCacheTTL   time.Duration
 }
 
 // DB is an open store. With SQLite, writes go through a single connection
@@ -88,6 +96,8 @@ type DB struct {
 	maxSessionEvents int64
 	quotas           Quotas
 	refusals         quotaRefusals
+	// vectors caches hybrid recall's vectors (nil: off).
+	vectors *vectorCache
 }
 
 // Open connects, applies pending migrations and loads the settings.
@@ -113,6 +123,16 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		SkipDefaultTransaction: true,
 	}
 	db := &DB{now: o.Now, tokens: o.Tokens, rules: o.Rules, log: o.Logger, maxSessionEvents: o.MaxSessionEvents, quotas: o.Quotas}
+	if o.VectorCacheBytes >= 0 {
+		size, ttl := o.VectorCacheBytes, o.VectorCacheTTL
+		if size == 0 {
+			size = DefaultVectorCacheBytes
+		}
+		if ttl <= 0 {
+			ttl = DefaultVectorCacheTTL
+		}
+		db.vectors = newVectorCache(size, ttl, o.Now)
+	}
 	var err error
 	switch o.Driver {
 	case "sqlite":

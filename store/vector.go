@@ -26,7 +26,8 @@ func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []floa
 	if err != nil {
 		return err
 	}
-	blob := encodeVector(normalize(vec))
+	unit := normalize(vec)
+	blob := encodeVector(unit)
 	if err := db.retry(ctx, func() error {
 		return db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
@@ -34,46 +35,36 @@ func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []floa
 	}); err != nil {
 		return fmt.Errorf("store: save vector: %w", err)
 	}
+	if db.vectors != nil {
+		db.vectors.saved(tenant, model, row.Seq, row.UserID, unit)
+	}
 	return nil
 }
 
 // VectorSearch returns the tenant's live memories closest to vec (cosine
-// similarity, best first) among those embedded with model. It reads every
-// vector of the tenant: exact, and fine for the tens of thousands of
-// memories a tenant holds when embeddings are on.
+// similarity, best first) among those embedded with model: exact, every
+// vector of the tenant the user may see is scored, from the vector cache
+// (see vectorCache) or, with the cache off, from the store.
 func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, agentID string, limit int) ([]engram.LexicalHit, error) {
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return nil, err
 	}
 	q := normalize(vec)
-	// Other users' vectors are left out before ranking, so that they
-	// cannot crowd the user's own out of the candidates.
-	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-		WHERE v.tenant_id = ? AND v.model = ? AND v.dims = ? AND m.user_id IN ('', ?)`,
-		tenant, model, len(q), engram.UserFromContext(ctx)).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("store: vector search: %w", err)
-	}
-	defer rows.Close()
-	scores := map[int64]float64{}
-	var (
-		seq  int64
-		blob []byte
-	)
-	for rows.Next() {
-		if err := rows.Scan(&seq, &blob); err != nil {
-			return nil, fmt.Errorf("store: vector search: %w", err)
+	var cands []scored
+	if db.vectors != nil {
+		set, err := db.vectors.set(ctx, db, tenant, model)
+		if err != nil {
+			return nil, err
 		}
-		scores[seq] = dot(q, blob)
+		cands = set.best(q, engram.UserFromContext(ctx), 2*limit)
+	} else if cands, err = db.scanVectors(ctx, tenant, model, q, 2*limit); err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: vector search: %w", err)
-	}
-	cands := rankScores(scores, 2*limit)
 	seqs := make([]int64, len(cands))
+	scores := make(map[int64]float64, len(cands))
 	for i, c := range cands {
-		seqs[i] = c.seq
+		seqs[i], scores[c.seq] = c.seq, c.score
 	}
 	in, list := inList(db.r, "seq", seqs)
 	mrows, err := findLean(db.r.WithContext(ctx).Where("tenant_id = ? AND "+in, tenant, list))
@@ -94,6 +85,36 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	return hits[:min(limit, len(hits))], nil
 }
 
+// scanVectors scores every vector of the tenant under model in the store
+// against q (the cache turned off).
+func (db *DB) scanVectors(ctx context.Context, tenant, model string, q []float32, k int) ([]scored, error) {
+	// Other users' vectors are left out before ranking, so that they
+	// cannot crowd the user's own out of the candidates.
+	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+		WHERE v.tenant_id = ? AND v.model = ? AND v.dims = ? AND m.user_id IN ('', ?)`,
+		tenant, model, len(q), engram.UserFromContext(ctx)).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	defer rows.Close()
+	h := newScoredHeap(k)
+	var (
+		seq  int64
+		blob []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &blob); err != nil {
+			return nil, fmt.Errorf("store: vector search: %w", err)
+		}
+		sc := dot(q, blob)
+		h.Push(sc, scored{seq, sc})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: vector search: %w", err)
+	}
+	return h.Sorted(), nil
+}
+
 func normalize(v []float32) []float32 {
 	var sum float64
 	for _, x := range v {
@@ -108,6 +129,14 @@ func normalize(v []float32) []float32 {
 		out[i] = float32(float64(x) * inv)
 	}
 	return out
+}
+
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }
 
 func encodeVector(v []float32) []byte {
@@ -135,12 +164,8 @@ type scored struct {
 	score float64
 }
 
-// rankScores returns the best k scores, best first, newer first among
-// equal scores.
-func rankScores(scores map[int64]float64, k int) []scored {
-	h := topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
-	for seq, sc := range scores {
-		h.Push(sc, scored{seq, sc})
-	}
-	return h.Sorted()
+// newScoredHeap keeps the best k scores pushed, newer first among equal
+// scores.
+func newScoredHeap(k int) *topk.Heap[scored] {
+	return topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
 }

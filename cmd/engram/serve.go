@@ -91,7 +91,17 @@ func Open(ctx context.Context, cfg configs.Config, logger *slog.Logger) (*store.
 		BusyTimeout: cfg.Store.BusyTimeout, Logger: logger, Tokens: tok, Rules: cfg.Rules(),
 		MaxSessionEvents: cfg.Sessions.MaxEvents,
 		Quotas:           store.Quotas{Memories: cfg.Quotas.MaxMemories, Bytes: cfg.Quotas.MaxBytes, Sessions: cfg.Quotas.MaxSessions},
+		VectorCacheBytes: vectorCacheBytes(cfg.Embeddings.CacheMB), VectorCacheTTL: cfg.Embeddings.Poll,
 	})
+}
+
+// vectorCacheBytes is embeddings.cache_mb in bytes, 0 turning the cache
+// off (store.Options.VectorCacheBytes takes a negative size for that).
+func vectorCacheBytes(mb int) int64 {
+	if mb == 0 {
+		return -1
+	}
+	return int64(mb) << 20
 }
 
 // Services are the domain services built on one store.

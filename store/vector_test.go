@@ -1,0 +1,130 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/store"
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// The vector cache: a server's own vectors count at once, another
+// server's once the cached set is older than the TTL, other users'
+// vectors never, and a cache too small for two tenants still answers
+// both; with the cache off every search reads the store.
+func TestVectorCache(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		var clock atomic.Int64
+		clock.Store(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC).UnixNano())
+		o := storetest.Options(t, engine)
+		o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+		o.VectorCacheTTL = time.Minute
+		a := storetest.OpenWith(t, o)
+		b := storetest.OpenWith(t, o) // a second server on the same database
+		o.VectorCacheBytes = -1
+		uncached := storetest.OpenWith(t, o)
+		ctx := storetest.Tenant(t, a, "acme")
+		ann := engram.NewContextWithUser(ctx, "ann")
+
+		mk := func(ctx context.Context, content string) string {
+			t.Helper()
+			m, err := a.CreateMemory(ctx, &engram.Memory{Content: content, Category: "life"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m.Memory.ID
+		}
+		save := func(db *store.DB, ctx context.Context, id string, v ...float32) {
+			t.Helper()
+			if err := db.SaveVector(ctx, id, "m", v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// found lists the ids a search from (1, 0, 0) finds, best first.
+		found := func(db *store.DB, ctx context.Context) []string {
+			t.Helper()
+			hits, err := db.VectorSearch(ctx, "m", []float32{1, 0, 0}, "", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.Memory.ID)
+			}
+			return ids
+		}
+		one, two, three, annS := mk(ctx, "tea in the morning"), mk(ctx, "coffee after lunch"), mk(ctx, "cocoa at night"), mk(ann, "ann's own note")
+		save(a, ctx, one, 1, 0, 0)
+		if got := found(a, ctx); !slices.Equal(got, []string{one}) {
+			t.Fatalf("first search: %v", got)
+		}
+		save(a, ctx, two, 0.9, 0.1, 0) // this server: seen at once
+		if got := found(a, ctx); !slices.Equal(got, []string{one, two}) {
+			t.Fatalf("after this server's save: %v", got)
+		}
+		save(b, ctx, three, 0.8, 0.2, 0) // another server: seen after the TTL
+		save(b, ann, annS, 1, 0.01, 0)
+		if got := found(a, ctx); !slices.Equal(got, []string{one, two}) {
+			t.Fatalf("another server's vector before the TTL: %v", got)
+		}
+		clock.Add(int64(time.Minute))
+		if got := found(a, ctx); !slices.Equal(got, []string{one, two, three}) {
+			t.Fatalf("another server's vector after the TTL: %v", got)
+		}
+		if got := found(a, ann); !slices.Equal(got, []string{one, annS, two, three}) {
+			t.Fatalf("ann sees her own and the shared vectors: %v", got)
+		}
+		// A re-embedded text replaces its vector in the cache.
+		save(a, ctx, one, 0, 1, 0)
+		if got := found(a, ctx); !slices.Equal(got, []string{two, three, one}) {
+			t.Fatalf("after re-embedding: %v", got)
+		}
+		if got := found(uncached, ctx); !slices.Equal(got, []string{two, three, one}) {
+			t.Fatalf("without the cache: %v", got)
+		}
+
+		// A cache that holds one tenant's vectors at a time answers both.
+		o.VectorCacheBytes = 1
+		small := storetest.OpenWith(t, o)
+		other := storetest.Tenant(t, a, "globex")
+		four := mk(other, "globex memo")
+		save(a, other, four, 1, 0, 0)
+		for range 2 {
+			if got := found(small, ctx); !slices.Equal(got, []string{two, three, one}) {
+				t.Fatalf("small cache, acme: %v", got)
+			}
+			if got := found(small, other); !slices.Equal(got, []string{four}) {
+				t.Fatalf("small cache, globex: %v", got)
+			}
+		}
+
+		// Searches while this server saves, reloads included (the race
+		// detector watches the cache's locks).
+		var ids []string
+		for range 20 {
+			ids = append(ids, mk(ctx, "note "+time.Now().String()))
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 20 {
+					if _, err := a.VectorSearch(ctx, "m", []float32{1, 0, 0}, "", 10); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		for i, id := range ids {
+			if i == 10 {
+				clock.Add(int64(time.Minute))
+			}
+			save(a, ctx, id, 0, 0, 1)
+		}
+		wg.Wait()
+	})
+}

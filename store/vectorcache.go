@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/engram-memory/engram"
+)
+
+// Defaults of the vector cache (Options.VectorCacheBytes and
+// Options.VectorCacheTTL).
+const (
+	DefaultVectorCacheBytes = 256 << 20
+	DefaultVectorCacheTTL   = time.Second
+)
+
+// vectorCache keeps each tenant's vectors of one model in memory, so that
+// a hybrid recall scores them without reading every vector from the store
+// (113 ms a search at 10,000 vectors of 512 dimensions on SQLite,
+// BenchmarkVectorSearch). A tenant's set is read whole on its first
+// search and again once it is older than ttl; SaveVector in this process
+// puts its vector into a loaded set at once, so this server's own writes
+// are seen exactly and another server's (or an import's) within ttl, as
+// the embeddings follower's poll already lets new text wait for its
+// vector. Vectors of memories deleted since a load may linger until the
+// next one; VectorSearch reads the memories it returns from the store,
+// so they never come back. The least recently searched sets go first
+// once the sets hold more than max bytes.
+type vectorCache struct {
+	ttl time.Duration
+	max int64
+	now engram.Clock
+
+	mu    sync.Mutex
+	bytes int64
+	sets  map[vectorKey]*vectorSet
+}
+
+type vectorKey struct{ tenant, model string }
+
+// vectorSet is one tenant's vectors of one model; its own lock guards
+// its entries against SaveVector while a search scores them.
+type vectorSet struct {
+	loaded, used time.Time
+	bytes        int64 // guarded by the cache's lock
+
+	mu   sync.RWMutex
+	at   map[int64]int // memory seq → index in entries
+	rows []cachedVector
+}
+
+type cachedVector struct {
+	seq  int64
+	user string
+	vec  []float32 // normalised
+}
+
+func newVectorCache(max int64, ttl time.Duration, now engram.Clock) *vectorCache {
+	return &vectorCache{ttl: ttl, max: max, now: now, sets: map[vectorKey]*vectorSet{}}
+}
+
+// set returns the tenant's vectors of model, read from the store when
+// missing or older than the cache's ttl.
+func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*vectorSet, error) {
+	k := vectorKey{tenant, model}
+	now := c.now()
+	c.mu.Lock()
+	s := c.sets[k]
+	if s != nil && now.Sub(s.loaded) < c.ttl {
+		s.used = now
+		c.mu.Unlock()
+		return s, nil
+	}
+	c.mu.Unlock()
+	s, err := loadVectors(ctx, db, tenant, model)
+	if err != nil {
+		return nil, err
+	}
+	s.loaded, s.used = now, now
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.sets[k]; old != nil {
+		c.bytes -= old.bytes
+	}
+	c.sets[k] = s
+	c.bytes += s.bytes
+	for c.bytes > c.max && len(c.sets) > 1 {
+		var oldest vectorKey
+		var t time.Time
+		for key, o := range c.sets {
+			if key != k && (t.IsZero() || o.used.Before(t)) {
+				oldest, t = key, o.used
+			}
+		}
+		c.bytes -= c.sets[oldest].bytes
+		delete(c.sets, oldest)
+	}
+	return s, nil
+}
+
+// saved puts a vector this process saved into its tenant's loaded set.
+func (c *vectorCache) saved(tenant, model string, seq int64, user string, vec []float32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sets[vectorKey{tenant, model}]
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.at[seq]; ok {
+		s.rows[i].vec = vec
+		return
+	}
+	s.at[seq] = len(s.rows)
+	s.rows = append(s.rows, cachedVector{seq: seq, user: user, vec: vec})
+	s.bytes += rowBytes(vec)
+	c.bytes += rowBytes(vec)
+}
+
+// rowBytes is what one cached vector holds, roughly.
+func rowBytes(vec []float32) int64 { return int64(4*len(vec)) + 64 }
+
+// best returns the k vectors of the set nearest q (cosine, best first,
+// newer first among equal scores) among those of q's length that user
+// may see (their own and the shared ones).
+func (s *vectorSet) best(q []float32, user string, k int) []scored {
+	h := newScoredHeap(k)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, r := range s.rows {
+		if len(r.vec) != len(q) || (r.user != "" && r.user != user) {
+			continue
+		}
+		sc := float64(dot32(q, r.vec))
+		h.Push(sc, scored{r.seq, sc})
+	}
+	return h.Sorted()
+}
+
+// dot32 is the inner product of two vectors of one length, in four
+// running sums (float32 holds a cosine of 512 terms to about 1e-6).
+func dot32(a, b []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// loadVectors reads every vector of the tenant's memories under model.
+func loadVectors(ctx context.Context, db *DB, tenant, model string) (*vectorSet, error) {
+	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, m.user_id, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+		WHERE v.tenant_id = ? AND v.model = ?`, tenant, model).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("store: load vectors: %w", err)
+	}
+	defer rows.Close()
+	s := &vectorSet{at: map[int64]int{}}
+	for rows.Next() {
+		var (
+			r    cachedVector
+			blob []byte
+		)
+		if err := rows.Scan(&r.seq, &r.user, &blob); err != nil {
+			return nil, fmt.Errorf("store: load vectors: %w", err)
+		}
+		r.vec = decodeVector(blob)
+		s.at[r.seq] = len(s.rows)
+		s.rows = append(s.rows, r)
+		s.bytes += rowBytes(r.vec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: load vectors: %w", err)
+	}
+	return s, nil
+}
