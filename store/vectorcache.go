@@ -21,8 +21,9 @@ const (
 // (113 ms a search at 10,000 vectors of 512 dimensions on SQLite,
 // BenchmarkVectorSearch). A tenant's set is read whole on its first
 // search and again once it is older than ttl; SaveVector in this process
-// puts its vector into a loaded set at once, so this server's own writes
-// are seen exactly and another server's (or an import's) within ttl, as
+// puts its vector into a loaded set at once (a set being read meanwhile
+// is read again at its next search), so this server's own writes are
+// seen exactly and another server's (or an import's) within ttl, as
 // the embeddings follower's poll already lets new text wait for its
 // vector. Vectors of memories deleted since a load may linger until the
 // next one; VectorSearch reads the memories it returns from the store,
@@ -36,6 +37,10 @@ type vectorCache struct {
 	mu    sync.Mutex
 	bytes int64
 	sets  map[vectorKey]*vectorSet
+	// saves counts this process's saves per set: a set read while one
+	// of its own happened may have missed it, and is read again at its
+	// next search.
+	saves map[vectorKey]int64
 }
 
 type vectorKey struct{ tenant, model string }
@@ -58,7 +63,7 @@ type cachedVector struct {
 }
 
 func newVectorCache(max int64, ttl time.Duration, now engram.Clock) *vectorCache {
-	return &vectorCache{ttl: ttl, max: max, now: now, sets: map[vectorKey]*vectorSet{}}
+	return &vectorCache{ttl: ttl, max: max, now: now, sets: map[vectorKey]*vectorSet{}, saves: map[vectorKey]int64{}}
 }
 
 // set returns the tenant's vectors of model, read from the store when
@@ -73,6 +78,7 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 		c.mu.Unlock()
 		return s, nil
 	}
+	saves := c.saves[k]
 	c.mu.Unlock()
 	s, err := loadVectors(ctx, db, tenant, model)
 	if err != nil {
@@ -81,6 +87,9 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 	s.loaded, s.used = now, now
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.saves[k] != saves {
+		s.loaded = time.Time{}
+	}
 	if old := c.sets[k]; old != nil {
 		c.bytes -= old.bytes
 	}
@@ -104,7 +113,9 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 func (c *vectorCache) saved(tenant, model string, seq int64, user string, vec []float32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.sets[vectorKey{tenant, model}]
+	k := vectorKey{tenant, model}
+	c.saves[k]++
+	s := c.sets[k]
 	if s == nil {
 		return
 	}
