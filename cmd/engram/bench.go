@@ -216,6 +216,10 @@ func runBench(ctx context.Context, args, environ []string, stdout io.Writer) err
 		if err != nil {
 			return err
 		}
+		if e := cfg.Embeddings; e.BaseURL != "" {
+			// The figures depend on the encoder: say which one made them.
+			fmt.Fprintf(stdout, "Hybrid recall: embeddings model %q, weight %g, agree floor %g\n\n", e.Model, e.Weight, e.AgreeFloor)
+		}
 		rep.Print(stdout)
 	case "learning":
 		if *data == "" {
