@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/engram-memory/engram"
-	"github.com/engram-memory/engram/internal/topk"
 )
 
 // SaveVector stores the embedding of a memory's current text under model,
@@ -51,16 +50,16 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 		return nil, err
 	}
 	q := normalize(vec)
-	var cands []scored
+	var set *vectorSet
 	if db.vectors != nil {
-		set, err := db.vectors.set(ctx, db, tenant, model)
-		if err != nil {
-			return nil, err
-		}
-		cands = set.best(q, engram.UserFromContext(ctx), 2*limit)
-	} else if cands, err = db.scanVectors(ctx, tenant, model, q, 2*limit); err != nil {
+		set, err = db.vectors.set(ctx, db, tenant, model)
+	} else { // the cache off: every search reads the tenant's vectors
+		set, err = loadVectors(ctx, db, tenant, model)
+	}
+	if err != nil {
 		return nil, err
 	}
+	cands := set.best(q, engram.UserFromContext(ctx), 2*limit)
 	seqs := make([]int64, len(cands))
 	scores := make(map[int64]float64, len(cands))
 	for i, c := range cands {
@@ -83,36 +82,6 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	}
 	sort.Slice(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	return hits[:min(limit, len(hits))], nil
-}
-
-// scanVectors scores every vector of the tenant under model in the store
-// against q (the cache turned off).
-func (db *DB) scanVectors(ctx context.Context, tenant, model string, q []float32, k int) ([]scored, error) {
-	// Other users' vectors are left out before ranking, so that they
-	// cannot crowd the user's own out of the candidates.
-	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-		WHERE v.tenant_id = ? AND v.model = ? AND v.dims = ? AND m.user_id IN ('', ?)`,
-		tenant, model, len(q), engram.UserFromContext(ctx)).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("store: vector search: %w", err)
-	}
-	defer rows.Close()
-	h := newScoredHeap(k)
-	var (
-		seq  int64
-		blob []byte
-	)
-	for rows.Next() {
-		if err := rows.Scan(&seq, &blob); err != nil {
-			return nil, fmt.Errorf("store: vector search: %w", err)
-		}
-		sc := dot(q, blob)
-		h.Push(sc, scored{seq, sc})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: vector search: %w", err)
-	}
-	return h.Sorted(), nil
 }
 
 func normalize(v []float32) []float32 {
@@ -147,25 +116,7 @@ func encodeVector(v []float32) []byte {
 	return b
 }
 
-// dot is the inner product of q and a stored vector of the same length.
-func dot(q []float32, blob []byte) float64 {
-	var s float64
-	for i := range q {
-		if 4*i+4 > len(blob) {
-			break
-		}
-		s += float64(q[i]) * float64(math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:])))
-	}
-	return s
-}
-
 type scored struct {
 	seq   int64
 	score float64
-}
-
-// newScoredHeap keeps the best k scores pushed, newer first among equal
-// scores.
-func newScoredHeap(k int) *topk.Heap[scored] {
-	return topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engram-memory/engram"
+	"github.com/engram-memory/engram/internal/topk"
 )
 
 // Defaults of the vector cache (Options.VectorCacheBytes and
@@ -136,9 +137,10 @@ func rowBytes(vec []float32) int64 { return int64(4*len(vec)) + 64 }
 
 // best returns the k vectors of the set nearest q (cosine, best first,
 // newer first among equal scores) among those of q's length that user
-// may see (their own and the shared ones).
+// may see (their own and the shared ones): other users' vectors are left
+// out before ranking, so that they cannot crowd the user's own out.
 func (s *vectorSet) best(q []float32, user string, k int) []scored {
-	h := newScoredHeap(k)
+	h := topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.rows {

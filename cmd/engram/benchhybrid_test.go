@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,42 +27,20 @@ func TestBenchLoCoMoHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	var (
-		mu      sync.Mutex
-		turns   int // turn texts embedded
-		atFirst = -1
+		mu      sync.Mutex // the endpoint answers on its own goroutines
+		turns   int        // turn texts embedded
+		atFirst = -1       // turns embedded when the first question was
 	)
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		type datum struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		var out []datum
+	fake := fakeEmbeddings(t, func(text string) bool {
 		mu.Lock()
-		for i, text := range req.Input {
-			if strings.HasSuffix(text, "?") {
-				if atFirst < 0 {
-					atFirst = turns
-				}
-			} else {
-				turns++
-			}
-			vec := []float32{0, 1} // a concept space of two: drinks, anything else
-			if strings.Contains(text, "espresso") || strings.Contains(text, "drink") {
-				vec = []float32{1, 0}
-			}
-			out = append(out, datum{Index: i, Embedding: vec})
+		defer mu.Unlock()
+		if !strings.HasSuffix(text, "?") {
+			turns++
+		} else if atFirst < 0 {
+			atFirst = turns
 		}
-		mu.Unlock()
-		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": out})
-	}))
-	t.Cleanup(fake.Close)
+		return strings.Contains(text, "espresso") || strings.Contains(text, "drink")
+	})
 	var stdout bytes.Buffer
 	err := runBench(context.Background(), []string{"locomo", "--data", path, "--sessions", "--budget", "2000"},
 		[]string{"ENGRAM_EMBEDDINGS_BASE_URL=" + fake.URL + "/v1", "ENGRAM_EMBEDDINGS_MODEL=fake"}, &stdout)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -319,11 +320,12 @@ func TestExportPairsCLI(t *testing.T) {
 	}
 }
 
-// TestEmbeddingsFollowWrites: with an embeddings endpoint configured, the
-// server embeds what is written in the background, following the change
-// feed, so a query in another language finds it through its vector.
-func TestEmbeddingsFollowWrites(t *testing.T) {
-	var inputs atomic.Int64
+// fakeEmbeddings speaks the OpenAI embeddings wire format (POST
+// /v1/embeddings) over a concept space of two: a text concept says is
+// about the concept gets (1, 0), any other (0, 1). concept sees every
+// input, one at a time, in order.
+func fakeEmbeddings(t *testing.T, concept func(text string) bool) *httptest.Server {
+	var mu sync.Mutex
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []string `json:"input"`
@@ -332,22 +334,35 @@ func TestEmbeddingsFollowWrites(t *testing.T) {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
-		inputs.Add(int64(len(req.Input)))
 		type datum struct {
 			Index     int       `json:"index"`
 			Embedding []float32 `json:"embedding"`
 		}
 		var data []datum
+		mu.Lock()
 		for i, text := range req.Input {
-			vec := []float32{0, 1} // a concept space of two: coffee, anything else
-			if strings.Contains(text, "espresso") || strings.Contains(text, "咖啡") {
+			vec := []float32{0, 1}
+			if concept(text) {
 				vec = []float32{1, 0}
 			}
 			data = append(data, datum{Index: i, Embedding: vec})
 		}
+		mu.Unlock()
 		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 	}))
 	t.Cleanup(fake.Close)
+	return fake
+}
+
+// TestEmbeddingsFollowWrites: with an embeddings endpoint configured, the
+// server embeds what is written in the background, following the change
+// feed, so a query in another language finds it through its vector.
+func TestEmbeddingsFollowWrites(t *testing.T) {
+	var inputs atomic.Int64
+	fake := fakeEmbeddings(t, func(text string) bool {
+		inputs.Add(1)
+		return strings.Contains(text, "espresso") || strings.Contains(text, "咖啡")
+	})
 	m := boot(t, t.TempDir(), []string{"ENGRAM_EMBEDDINGS_BASE_URL=" + fake.URL + "/v1", "ENGRAM_EMBEDDINGS_POLL=20ms"})
 	post := poster(t, m)
 	post("/v1/memories", `{"content":"User drinks a double espresso every morning","category":"preference"}`)
