@@ -34,8 +34,8 @@ func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []floa
 	}); err != nil {
 		return fmt.Errorf("store: save vector: %w", err)
 	}
-	if db.vectors != nil {
-		db.vectors.saved(tenant, model, row.Seq, row.UserID, unit)
+	if db.vectors != nil && row.Valid && !row.Archived {
+		db.vectors.saved(tenant, model, cachedVector{seq: row.Seq, agent: row.AgentID, user: row.UserID, vec: unit})
 	}
 	return nil
 }
@@ -59,7 +59,7 @@ func (db *DB) VectorSearch(ctx context.Context, model string, vec []float32, age
 	if err != nil {
 		return nil, err
 	}
-	cands := set.best(q, engram.UserFromContext(ctx), 2*limit)
+	cands := set.best(q, agentID, engram.UserFromContext(ctx), 2*limit)
 	seqs := make([]int64, len(cands))
 	scores := make(map[int64]float64, len(cands))
 	for i, c := range cands {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -126,5 +127,51 @@ func TestVectorCache(t *testing.T) {
 			save(a, ctx, id, 0, 0, 1)
 		}
 		wg.Wait()
+	})
+}
+
+// The shortlist holds only memories the search may return: another
+// agent's vectors and those of deleted memories never take the places
+// of the agent's own live ones, with the cache on or off.
+func TestVectorSearchShortlist(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		o := storetest.Options(t, engine)
+		cached := storetest.OpenWith(t, o)
+		o.VectorCacheBytes = -1
+		uncached := storetest.OpenWith(t, o)
+		ctx := storetest.Tenant(t, cached, "acme")
+		mk := func(agent, content string, v ...float32) string {
+			t.Helper()
+			m, err := cached.CreateMemory(ctx, &engram.Memory{Content: content, Category: "life", AgentID: agent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cached.SaveVector(ctx, m.Memory.ID, "m", v); err != nil {
+				t.Fatal(err)
+			}
+			return m.Memory.ID
+		}
+		for i := range 30 {
+			mk("planner", fmt.Sprintf("planner note %d", i), 1, 0, 0)
+			gone := mk("", fmt.Sprintf("retracted note %d", i), 1, 0.01, 0)
+			if _, err := cached.DeleteMemory(ctx, gone, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		own := mk("writer", "the writer's outline", 0.5, 0.5, 0)
+		shared := mk("", "the house style", 0.4, 0.6, 0)
+		for name, db := range map[string]*store.DB{"cached": cached, "uncached": uncached} {
+			hits, err := db.VectorSearch(ctx, "m", []float32{1, 0, 0}, "writer", 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.Memory.ID)
+			}
+			if !slices.Equal(ids, []string{own, shared}) {
+				t.Fatalf("%s: the writer's search found %v, want its own and the shared memory", name, ids)
+			}
+		}
 	})
 }

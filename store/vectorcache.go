@@ -26,9 +26,11 @@ const (
 // is read again at its next search), so this server's own writes are
 // seen exactly and another server's (or an import's) within ttl, as
 // the embeddings follower's poll already lets new text wait for its
-// vector. Vectors of memories deleted since a load may linger until the
-// next one; VectorSearch reads the memories it returns from the store,
-// so they never come back. The least recently searched sets go first
+// vector. A set holds the vectors of live memories (valid, not
+// archived) with their agent and user, so that a search ranks only what
+// it may return; a memory deleted or archived since a load keeps its
+// vector until the next one, and VectorSearch reads the memories it
+// returns from the store, so it never comes back. The least recently searched sets go first
 // once the sets hold more than max bytes.
 type vectorCache struct {
 	ttl time.Duration
@@ -58,9 +60,9 @@ type vectorSet struct {
 }
 
 type cachedVector struct {
-	seq  int64
-	user string
-	vec  []float32 // normalised
+	seq         int64
+	agent, user string
+	vec         []float32 // normalised
 }
 
 func newVectorCache(max int64, ttl time.Duration, now engram.Clock) *vectorCache {
@@ -111,23 +113,24 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 }
 
 // saved puts a vector this process saved into its tenant's loaded set.
-func (c *vectorCache) saved(tenant, model string, seq int64, user string, vec []float32) {
+func (c *vectorCache) saved(tenant, model string, row cachedVector) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := vectorKey{tenant, model}
 	c.saves[k]++
+	vec := row.vec
 	s := c.sets[k]
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.at[seq]; ok {
+	if i, ok := s.at[row.seq]; ok {
 		s.rows[i].vec = vec
 		return
 	}
-	s.at[seq] = len(s.rows)
-	s.rows = append(s.rows, cachedVector{seq: seq, user: user, vec: vec})
+	s.at[row.seq] = len(s.rows)
+	s.rows = append(s.rows, row)
 	s.bytes += rowBytes(vec)
 	c.bytes += rowBytes(vec)
 }
@@ -136,15 +139,16 @@ func (c *vectorCache) saved(tenant, model string, seq int64, user string, vec []
 func rowBytes(vec []float32) int64 { return int64(4*len(vec)) + 64 }
 
 // best returns the k vectors of the set nearest q (cosine, best first,
-// newer first among equal scores) among those of q's length that user
-// may see (their own and the shared ones): other users' vectors are left
-// out before ranking, so that they cannot crowd the user's own out.
-func (s *vectorSet) best(q []float32, user string, k int) []scored {
+// newer first among equal scores) among those of q's length that agent
+// and user may see (their own and the shared ones): other agents' and
+// users' vectors are left out before ranking, so that they cannot crowd
+// out what the search may return.
+func (s *vectorSet) best(q []float32, agent, user string, k int) []scored {
 	h := topk.New(k, func(a, b scored) bool { return a.seq > b.seq })
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, r := range s.rows {
-		if len(r.vec) != len(q) || (r.user != "" && r.user != user) {
+		if len(r.vec) != len(q) || (r.agent != "" && r.agent != agent) || (r.user != "" && r.user != user) {
 			continue
 		}
 		sc := float64(dot32(q, r.vec))
@@ -170,10 +174,10 @@ func dot32(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// loadVectors reads every vector of the tenant's memories under model.
+// loadVectors reads the vectors of the tenant's live memories under model.
 func loadVectors(ctx context.Context, db *DB, tenant, model string) (*vectorSet, error) {
-	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, m.user_id, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-		WHERE v.tenant_id = ? AND v.model = ?`, tenant, model).Rows()
+	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, m.agent_id, m.user_id, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
+		WHERE v.tenant_id = ? AND v.model = ? AND m.valid AND NOT m.archived`, tenant, model).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: load vectors: %w", err)
 	}
@@ -184,7 +188,7 @@ func loadVectors(ctx context.Context, db *DB, tenant, model string) (*vectorSet,
 			r    cachedVector
 			blob []byte
 		)
-		if err := rows.Scan(&r.seq, &r.user, &blob); err != nil {
+		if err := rows.Scan(&r.seq, &r.agent, &r.user, &blob); err != nil {
 			return nil, fmt.Errorf("store: load vectors: %w", err)
 		}
 		r.vec = decodeVector(blob)
