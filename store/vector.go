@@ -28,9 +28,9 @@ func (db *DB) SaveVector(ctx context.Context, memoryID, model string, vec []floa
 	unit := normalize(vec)
 	blob := encodeVector(unit)
 	if err := db.retry(ctx, func() error {
-		return db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector`,
-			row.Seq, tenant, model, len(vec), blob).Error
+		return db.w.WithContext(ctx).Exec(`INSERT INTO memory_vectors (memory_seq, tenant_id, model, dims, vector, saved_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (memory_seq) DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector, saved_at = excluded.saved_at`,
+			row.Seq, tenant, model, len(vec), blob, db.now().UnixMilli()).Error
 	}); err != nil {
 		return fmt.Errorf("store: save vector: %w", err)
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/engram-memory/engram"
 
@@ -19,7 +21,9 @@ import (
 // one query against every 512-dimension vector of a tenant (exact cosine),
 // limit 75 as a recall asks, read from the store (the cache off) and from
 // the vector cache (reloaded once a second, the default TTL, which the
-// figure includes). The sizes are ENGRAM_BENCH_VECTORS, comma-separated
+// figure includes), and from the cache when every search finds its set
+// older than the TTL: read since its last read (cache-read-since) or
+// read whole (cache-read-whole, as once a minute). The sizes are ENGRAM_BENCH_VECTORS, comma-separated
 // (default 1000,10000); filling a size (one SaveVector each) runs before
 // the timer.
 //
@@ -68,13 +72,23 @@ func BenchmarkVectorSearch(b *testing.B) {
 					}
 				}
 			}
+			// Two more servers whose clocks the loop moves on before each
+			// search: by 2 s, past the TTL, so that every search reads the
+			// vectors saved since the last read; by a minute, so that every
+			// search reads the set whole.
+			var clock atomic.Int64
+			clock.Store(time.Now().Add(time.Hour).UnixNano()) // after every save
+			o.VectorCacheBytes, o.Now = 0, func() time.Time { return time.Unix(0, clock.Load()) }
+			since, whole := storetest.OpenWith(b, o), storetest.OpenWith(b, o)
 			q := vec()
 			for _, s := range []struct {
 				name string
 				db   *store.DB
-			}{{"store", stored}, {"cache", db}} {
+				step time.Duration
+			}{{"store", stored, 0}, {"cache", db, 0}, {"cache-read-since", since, 2 * time.Second}, {"cache-read-whole", whole, time.Minute}} {
 				b.Run(s.name, func(b *testing.B) {
 					for b.Loop() {
+						clock.Add(int64(s.step))
 						hits, err := s.db.VectorSearch(ctx, "bench", q, "", 75)
 						if err != nil || len(hits) == 0 {
 							b.Fatal(len(hits), err)

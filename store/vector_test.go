@@ -175,3 +175,70 @@ func TestVectorSearchShortlist(t *testing.T) {
 		}
 	})
 }
+
+// Between whole reads a cached set reads only the vectors saved since its
+// last read: another server's new and re-embedded vectors arrive after
+// the TTL; a vector stamped by a clock running far behind, and a memory
+// another server deleted, wait for the next whole read (60 × the TTL),
+// and a deleted memory is never returned meanwhile.
+func TestVectorCachePartialReads(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		var clock atomic.Int64
+		clock.Store(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC).UnixNano())
+		o := storetest.Options(t, engine)
+		o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+		o.VectorCacheTTL = time.Second
+		a := storetest.OpenWith(t, o)
+		b := storetest.OpenWith(t, o)
+		o.Now = func() time.Time { return time.Unix(0, clock.Load()).Add(-10 * time.Minute) }
+		late := storetest.OpenWith(t, o) // a server whose clock runs ten minutes behind
+		ctx := storetest.Tenant(t, a, "acme")
+		mk := func(db *store.DB, content string, v ...float32) string {
+			t.Helper()
+			m, err := db.CreateMemory(ctx, &engram.Memory{Content: content, Category: "life"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SaveVector(ctx, m.Memory.ID, "m", v); err != nil {
+				t.Fatal(err)
+			}
+			return m.Memory.ID
+		}
+		found := func() []string {
+			t.Helper()
+			hits, err := a.VectorSearch(ctx, "m", []float32{1, 0, 0}, "", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.Memory.ID)
+			}
+			return ids
+		}
+		one, three := mk(a, "tea in the morning", 1, 0, 0), mk(a, "juice at noon", 0.5, 0.5, 0)
+		if got := found(); !slices.Equal(got, []string{one, three}) {
+			t.Fatalf("first search: %v", got)
+		}
+		two := mk(b, "coffee after lunch", 0.9, 0.1, 0)
+		lag := mk(late, "cocoa at night", 0.8, 0.2, 0)
+		clock.Add(int64(2 * time.Second))
+		if got := found(); !slices.Equal(got, []string{one, two, three}) {
+			t.Fatalf("a partial read: %v, want the new vector and not the late clock's", got)
+		}
+		if err := b.SaveVector(ctx, one, "m", []float32{0, 1, 0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.DeleteMemory(ctx, two, nil); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(int64(2 * time.Second))
+		if got := found(); !slices.Equal(got, []string{three, one}) {
+			t.Fatalf("after another server re-embedded one and deleted two: %v", got)
+		}
+		clock.Add(int64(time.Minute))
+		if got := found(); !slices.Equal(got, []string{lag, three, one}) {
+			t.Fatalf("a whole read: %v, want the late clock's vector too", got)
+		}
+	})
+}

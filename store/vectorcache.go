@@ -17,21 +17,37 @@ const (
 	DefaultVectorCacheTTL   = time.Second
 )
 
+const (
+	// fullEvery × ttl is how old a set's last whole read may be (a
+	// minute at the default ttl).
+	fullEvery = 60
+	// clockSlack is how far a partial read reaches back before the last
+	// read began: the clocks of the servers sharing a database, and the
+	// time between a vector's saved_at and its commit.
+	clockSlack = 5 * time.Second
+)
+
 // vectorCache keeps each tenant's vectors of one model in memory, so that
 // a hybrid recall scores them without reading every vector from the store
 // (113 ms a search at 10,000 vectors of 512 dimensions on SQLite,
 // BenchmarkVectorSearch). A tenant's set is read whole on its first
-// search and again once it is older than ttl; SaveVector in this process
-// puts its vector into a loaded set at once (a set being read meanwhile
-// is read again at its next search), so this server's own writes are
-// seen exactly and another server's (or an import's) within ttl, as
-// the embeddings follower's poll already lets new text wait for its
-// vector. A set holds the vectors of live memories (valid, not
+// search; once it is older than ttl, the next search reads the vectors
+// saved since the last read (each vector records when it was saved,
+// memory_vectors.saved_at), and once its whole read is older than
+// fullEvery × ttl, the set is read whole again. SaveVector in this
+// process puts its vector into a loaded set at once (a set being read
+// meanwhile is read again at its next search), so this server's own
+// writes are seen exactly and another server's (or an import's) within
+// ttl, as the embeddings follower's poll already lets new text wait for
+// its vector. A set holds the vectors of live memories (valid, not
 // archived) with their agent and user, so that a search ranks only what
-// it may return; a memory deleted or archived since a load keeps its
-// vector until the next one, and VectorSearch reads the memories it
-// returns from the store, so it never comes back. The least recently searched sets go first
-// once the sets hold more than max bytes.
+// it may return. What a partial read cannot see waits for the next whole
+// one: a memory deleted, archived or moved to another agent or user
+// since keeps its vector's place in the shortlist (VectorSearch reads
+// the memories it returns from the store, so it never comes back), and
+// a vector saved by a server whose clock runs more than clockSlack
+// behind is missed until then. The least recently searched sets go
+// first once the sets hold more than max bytes.
 type vectorCache struct {
 	ttl time.Duration
 	max int64
@@ -51,8 +67,8 @@ type vectorKey struct{ tenant, model string }
 // vectorSet is one tenant's vectors of one model; its own lock guards
 // its entries against SaveVector while a search scores them.
 type vectorSet struct {
-	loaded, used time.Time
-	bytes        int64 // guarded by the cache's lock
+	loaded, full, used time.Time // the last read, the last whole read, the last search
+	bytes              int64     // guarded by the cache's lock
 
 	mu   sync.RWMutex
 	at   map[int64]int // memory seq → index in entries
@@ -70,7 +86,8 @@ func newVectorCache(max int64, ttl time.Duration, now engram.Clock) *vectorCache
 }
 
 // set returns the tenant's vectors of model, read from the store when
-// missing or older than the cache's ttl.
+// missing or older than the cache's ttl: whole, or only what was saved
+// since the last read while the last whole read is recent.
 func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*vectorSet, error) {
 	k := vectorKey{tenant, model}
 	now := c.now()
@@ -82,16 +99,39 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 		return s, nil
 	}
 	saves := c.saves[k]
+	partial := s != nil && now.Sub(s.full) < fullEvery*c.ttl
+	var since int64
+	if partial {
+		since = s.loaded.Add(-clockSlack).UnixMilli()
+	}
 	c.mu.Unlock()
+	if partial {
+		rows, err := readVectors(ctx, db, tenant, model, since)
+		if err != nil {
+			return nil, err
+		}
+		grown := s.merge(rows)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s.bytes += grown
+		if c.sets[k] == s {
+			c.bytes += grown
+		}
+		if c.saves[k] == saves { // else read again at the next search
+			s.loaded = now
+		}
+		s.used = now
+		return s, nil
+	}
 	s, err := loadVectors(ctx, db, tenant, model)
 	if err != nil {
 		return nil, err
 	}
-	s.loaded, s.used = now, now
+	s.loaded, s.full, s.used = now, now, now
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.saves[k] != saves {
-		s.loaded = time.Time{}
+		s.loaded, s.full = time.Time{}, time.Time{}
 	}
 	if old := c.sets[k]; old != nil {
 		c.bytes -= old.bytes
@@ -118,21 +158,49 @@ func (c *vectorCache) saved(tenant, model string, row cachedVector) {
 	defer c.mu.Unlock()
 	k := vectorKey{tenant, model}
 	c.saves[k]++
-	vec := row.vec
 	s := c.sets[k]
 	if s == nil {
 		return
 	}
+	grown := s.merge([]liveVector{{row, true}})
+	s.bytes += grown
+	c.bytes += grown
+}
+
+// liveVector is a vector read from the store with whether its memory is
+// live (valid, not archived).
+type liveVector struct {
+	cachedVector
+	live bool
+}
+
+// merge puts rows into the set: a live memory's vector in its place or
+// at the end, a dead memory's out. It returns how many bytes the set
+// grew by (negative when it shrank).
+func (s *vectorSet) merge(rows []liveVector) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.at[row.seq]; ok {
-		s.rows[i].vec = vec
-		return
+	var grown int64
+	for _, r := range rows {
+		i, ok := s.at[r.seq]
+		switch {
+		case r.live && ok:
+			grown += rowBytes(r.vec) - rowBytes(s.rows[i].vec)
+			s.rows[i] = r.cachedVector
+		case r.live:
+			s.at[r.seq] = len(s.rows)
+			s.rows = append(s.rows, r.cachedVector)
+			grown += rowBytes(r.vec)
+		case ok:
+			grown -= rowBytes(s.rows[i].vec)
+			last := len(s.rows) - 1
+			s.rows[i] = s.rows[last]
+			s.at[s.rows[i].seq] = i
+			s.rows = s.rows[:last]
+			delete(s.at, r.seq)
+		}
 	}
-	s.at[row.seq] = len(s.rows)
-	s.rows = append(s.rows, row)
-	s.bytes += rowBytes(vec)
-	c.bytes += rowBytes(vec)
+	return grown
 }
 
 // rowBytes is what one cached vector holds, roughly.
@@ -176,28 +244,48 @@ func dot32(a, b []float32) float32 {
 
 // loadVectors reads the vectors of the tenant's live memories under model.
 func loadVectors(ctx context.Context, db *DB, tenant, model string) (*vectorSet, error) {
-	rows, err := db.r.WithContext(ctx).Raw(`SELECT v.memory_seq, m.agent_id, m.user_id, v.vector FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq
-		WHERE v.tenant_id = ? AND v.model = ? AND m.valid AND NOT m.archived`, tenant, model).Rows()
+	rows, err := readVectors(ctx, db, tenant, model, -1)
+	if err != nil {
+		return nil, err
+	}
+	s := &vectorSet{at: make(map[int64]int, len(rows))}
+	s.bytes = s.merge(rows)
+	return s, nil
+}
+
+// readVectors reads the tenant's vectors under model saved at or after
+// since (unix milliseconds), each with whether its memory is live; with
+// since negative, every vector of a live memory.
+func readVectors(ctx context.Context, db *DB, tenant, model string, since int64) ([]liveVector, error) {
+	q := `SELECT v.memory_seq, m.agent_id, m.user_id, v.vector, CASE WHEN m.valid AND NOT m.archived THEN 1 ELSE 0 END
+		FROM memory_vectors v JOIN memories m ON m.seq = v.memory_seq WHERE v.tenant_id = ? AND v.model = ?`
+	args := []any{tenant, model}
+	if since < 0 {
+		q += ` AND m.valid AND NOT m.archived`
+	} else {
+		q += ` AND v.saved_at >= ?`
+		args = append(args, since)
+	}
+	rows, err := db.r.WithContext(ctx).Raw(q, args...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("store: load vectors: %w", err)
 	}
 	defer rows.Close()
-	s := &vectorSet{at: map[int64]int{}}
+	var out []liveVector
 	for rows.Next() {
 		var (
-			r    cachedVector
+			r    liveVector
 			blob []byte
+			live int
 		)
-		if err := rows.Scan(&r.seq, &r.agent, &r.user, &blob); err != nil {
+		if err := rows.Scan(&r.seq, &r.agent, &r.user, &blob, &live); err != nil {
 			return nil, fmt.Errorf("store: load vectors: %w", err)
 		}
-		r.vec = decodeVector(blob)
-		s.at[r.seq] = len(s.rows)
-		s.rows = append(s.rows, r)
-		s.bytes += rowBytes(r.vec)
+		r.vec, r.live = decodeVector(blob), live == 1
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: load vectors: %w", err)
 	}
-	return s, nil
+	return out, nil
 }
