@@ -58,3 +58,23 @@ func (db *DB) CountRows(table string) (int64, error) {
 	err := db.r.Table(table).Count(&n).Error
 	return n, err
 }
+
+// CachedVectors is how many vectors db's vector cache holds for the
+// tenant in ctx, every model, for the cache's tests.
+func CachedVectors(ctx context.Context, db *DB) int {
+	tenant, err := tenantOf(ctx)
+	if err != nil || db.vectors == nil {
+		return 0
+	}
+	db.vectors.mu.Lock()
+	defer db.vectors.mu.Unlock()
+	n := 0
+	for k, s := range db.vectors.sets {
+		if k.tenant == tenant {
+			s.mu.RLock()
+			n += len(s.rows)
+			s.mu.RUnlock()
+		}
+	}
+	return n
+}

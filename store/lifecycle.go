@@ -104,6 +104,7 @@ func (db *DB) ResetTenant(ctx context.Context) (*engram.ResetResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.vectors.drop(tenant)
 	return res, nil
 }
 

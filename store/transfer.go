@@ -51,7 +51,7 @@ func internalColumn(table, col string) bool {
 		return table != "session_events"
 	case "id":
 		return table == "memory_events"
-	case "memory_seq":
+	case "memory_seq", "saved_at": // a vector's save time is the importing store's
 		return table == "memory_vectors"
 	}
 	return false

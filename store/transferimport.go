@@ -132,6 +132,8 @@ func (db *DB) insertRecord(tx *gorm.DB, tenant string, rec importRecord, head *i
 			return engram.Errorf(engram.EINVALID, "line %d: memory_vector of unknown memory %v", rec.line, args[i])
 		}
 		cols[i], args[i] = "memory_seq", seq[0]
+		// stamped now, so that the vector caches' partial reads see it
+		cols, args = append(cols, "saved_at"), append(args, db.now().UnixMilli())
 	}
 	q := `INSERT INTO ` + rec.table + ` (` + strings.Join(cols, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
 	if err := tx.Exec(q, args...).Error; err != nil {

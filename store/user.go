@@ -139,6 +139,7 @@ func (db *DB) ForgetUser(ctx context.Context, userID string) (*engram.ForgetResu
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: forget user: %w", err)
 	}
+	db.vectors.drop(tenant)
 	if sqlite {
 		// Merge the full-text index's segments, which drops the deleted
 		// rows' terms, then copy the write-ahead log into the database and

@@ -242,3 +242,48 @@ func TestVectorCachePartialReads(t *testing.T) {
 		}
 	})
 }
+
+// Forgetting an end user, or resetting the tenant, takes their vectors out
+// of this server's cache at once, not at the next whole read.
+func TestVectorCacheForget(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ctx := storetest.Tenant(t, db, "acme")
+		ann := engram.NewContextWithUser(ctx, "ann")
+		for i, c := range []context.Context{ctx, ann} {
+			m, err := db.CreateMemory(c, &engram.Memory{Content: fmt.Sprint("note ", i), Category: "life"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SaveVector(c, m.Memory.ID, "m", []float32{1, float32(i), 0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		search := func() {
+			t.Helper()
+			if _, err := db.VectorSearch(ann, "m", []float32{1, 0, 0}, "", 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		search()
+		if n := store.CachedVectors(ctx, db); n != 2 {
+			t.Fatalf("cached %d vectors, want 2", n)
+		}
+		if _, _, err := db.ForgetUser(ctx, "ann"); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.CachedVectors(ctx, db); n != 0 {
+			t.Fatalf("after forgetting ann the cache holds %d vectors", n)
+		}
+		search()
+		if n := store.CachedVectors(ctx, db); n != 1 {
+			t.Fatalf("after the next search the cache holds %d vectors, want the shared one", n)
+		}
+		if _, err := db.ResetTenant(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.CachedVectors(ctx, db); n != 0 {
+			t.Fatalf("after a reset the cache holds %d vectors", n)
+		}
+	})
+}

@@ -167,6 +167,23 @@ func (c *vectorCache) saved(tenant, model string, row cachedVector) {
 	c.bytes += grown
 }
 
+// drop forgets the tenant's sets, so that its next search reads them
+// whole: after this process deleted vectors (ForgetUser, ResetTenant),
+// which a partial read would not see go.
+func (c *vectorCache) drop(tenant string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, s := range c.sets {
+		if k.tenant == tenant {
+			c.bytes -= s.bytes
+			delete(c.sets, k)
+		}
+	}
+}
+
 // liveVector is a vector read from the store with whether its memory is
 // live (valid, not archived).
 type liveVector struct {
