@@ -38,3 +38,52 @@ func (s denseStore) VectorSearch(ctx context.Context, model string, vec []float3
 	hits, err := s.DB.VectorSearch(ctx, model, vec, agentID, limit)
 	return clearance.SeeHits(ctx, hits), err
 }
+
+// EachReflection implements learning.RecallStore: the reflections a
+// reflect-intent recall may inject, as the reader may see them.
+func (s recallStore) EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error {
+	var rs []*engram.Reflection
+	if err := s.DB.EachReflection(ctx, func(r *engram.Reflection) error {
+		rs = append(rs, r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	rs, err := clearance.SeeReflections(ctx, s.MemoryLevels, rs)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reflectionStore is the reflections' store as a key reads it: a
+// reflection is as secret as the most secret memory it was written from.
+// The reflector's own reads (the group's memories, the stored reflection
+// it compares with) pass unchanged, and so do a reflection's versions:
+// every door reads the current version through the rule first (and
+// answers 404 when it may not), and shows of the versions their
+// metadata only.
+type reflectionStore struct{ *store.DB }
+
+// FindReflectionByID implements reflections.Store.
+func (s reflectionStore) FindReflectionByID(ctx context.Context, id string) (*engram.Reflection, error) {
+	r, err := s.DB.FindReflectionByID(ctx, id)
+	return clearance.SeeReflection(ctx, s.MemoryLevels, r, err)
+}
+
+// FindReflections implements reflections.Store.
+func (s reflectionStore) FindReflections(ctx context.Context, f engram.ReflectionFilter) (*engram.ReflectionPage, error) {
+	p, err := s.DB.FindReflections(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if p.Items, err = clearance.SeeReflections(ctx, s.MemoryLevels, p.Items); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

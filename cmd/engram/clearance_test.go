@@ -59,6 +59,19 @@ func adminKey(t *testing.T, m *Main, tenant, body string) string {
 	return out.Secret
 }
 
+// acmeKeys boots Main on engine with a tenant acme and three of its keys:
+// of clearance secret, of the default clearance (internal), and one that
+// wants the masker.
+func acmeKeys(t *testing.T, engine string) (m *Main, secret, internal, masked string) {
+	t.Helper()
+	m = bootEngine(t, engine)
+	if s, _, b := call(t, m, "POST", "/v1/admin/tenants", testAdminKey, "application/json", `{"name":"acme"}`); s != http.StatusCreated {
+		t.Fatalf("create tenant: %d %s", s, b)
+	}
+	return m, adminKey(t, m, "acme", `{"name":"ops","clearance":"secret"}`), adminKey(t, m, "acme", `{"name":"bot"}`),
+		adminKey(t, m, "acme", `{"name":"support","mask_pii":true}`)
+}
+
 // TestClearanceEveryDoor: a key of clearance internal never reads a
 // confidential memory in clear — not through recall, prompt, context,
 // boot, list, get, a key read or a history over REST, nor through MCP's
@@ -67,13 +80,7 @@ func adminKey(t *testing.T, m *Main, tenant, body string) string {
 // that wants the masker reads e-mail addresses and phone numbers redacted.
 func TestClearanceEveryDoor(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		m := bootEngine(t, engine)
-		if s, _, b := call(t, m, "POST", "/v1/admin/tenants", testAdminKey, "application/json", `{"name":"acme"}`); s != http.StatusCreated {
-			t.Fatalf("create tenant: %d %s", s, b)
-		}
-		secret := adminKey(t, m, "acme", `{"name":"ops","clearance":"secret"}`)
-		internal := adminKey(t, m, "acme", `{"name":"bot"}`)
-		masked := adminKey(t, m, "acme", `{"name":"support","mask_pii":true}`)
+		m, secret, internal, masked := acmeKeys(t, engine)
 
 		write := func(body string) string {
 			s, _, b := call(t, m, "POST", "/v1/memories", secret, "application/json", body)
@@ -206,4 +213,101 @@ func TestAdminKeyFromFile(t *testing.T) {
 	if s, _, b := call(t, on, "GET", "/v1/admin/tenants", testAdminKey, "", ""); s != http.StatusOK || !strings.Contains(b, `"default"`) {
 		t.Fatalf("admin API with the key from a file: %d %s", s, b)
 	}
+}
+
+// TestClearanceReflections: an L3 reflection is as secret as the most
+// secret memory it was written from. A key of clearance internal does not
+// read one written from confidential memories — not listed, not by id
+// (404), not injected into a recall or a prompt, not through MCP's
+// reflect — and each answer counts it as withheld; in mask mode a get
+// shows it masked; a secret key reads it.
+func TestClearanceReflections(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, secret, internal, masker := acmeKeys(t, engine)
+		for _, c := range []string{
+			"The Falcon cutover uses the vault passphrase tangerine-42",
+			"Falcon cutover rollback needs the vault passphrase tangerine-42 too",
+			"The Falcon cutover is planned for Friday night with the vault passphrase",
+		} {
+			if s, _, b := call(t, m, "POST", "/v1/memories", secret, "application/json",
+				`{"content":"`+c+`","category":"work","tags":["falcon"],"security_level":"confidential"}`); s != http.StatusCreated {
+				t.Fatalf("create: %d %s", s, b)
+			}
+		}
+		// Any key may ask for the reflections to be written.
+		if s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`); s != http.StatusOK || !strings.Contains(b, `"written":[{`) {
+			t.Fatalf("reflect: %d %s", s, b)
+		}
+		_, _, list := call(t, m, "GET", "/v1/reflections", secret, "", "")
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(list), &page); err != nil || len(page.Items) == 0 || !strings.Contains(list, "tangerine") {
+			t.Fatalf("a secret key lists the reflection: %v %s", err, list)
+		}
+		id := page.Items[0].ID
+		const recall = `{"query":"What have I learned about the Falcon cutover and rollback?","token_budget":800}`
+		if _, _, b := call(t, m, "POST", "/v1/recall", secret, "application/json", recall); !strings.Contains(b, `"id":"`+id+`"`) {
+			t.Fatalf("a secret key's recall injects the reflection: %s", b)
+		}
+
+		leaks := func(body string) bool { return strings.Contains(body, "tangerine") || strings.Contains(body, id) }
+		for _, d := range []struct{ method, path, body string }{
+			{"GET", "/v1/reflections", ""},
+			{"GET", "/v1/reflections/" + id, ""},
+			{"POST", "/v1/recall", recall},
+			{"POST", "/v1/prompt", recall},
+		} {
+			s, h, b := call(t, m, d.method, d.path, internal, "application/json", d.body)
+			if leaks(b) {
+				t.Errorf("%s %s through an internal key leaks: %s", d.method, d.path, b)
+			}
+			if h.Get("X-Engram-Withheld") == "" {
+				t.Errorf("%s %s: no X-Engram-Withheld (status %d)", d.method, d.path, s)
+			}
+			if strings.HasPrefix(d.path, "/v1/reflections/") && s != http.StatusNotFound {
+				t.Errorf("%s %s: %d, want 404 for a reflection above the clearance", d.method, d.path, s)
+			}
+		}
+
+		tr := &sdk.StreamableClientTransport{Endpoint: m.URL() + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(internal)}}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "engram-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "reflect", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("mcp reflect: %v %+v", err, res)
+		}
+		if n, _ := res.Meta[mcp.WithheldMeta].(float64); n < 1 {
+			t.Errorf("mcp reflect: _meta %v, want %s ≥ 1", res.Meta, mcp.WithheldMeta)
+		}
+		if body, _ := json.Marshal(res.StructuredContent); strings.Contains(string(body), "tangerine") || !strings.Contains(string(body), `"reflections":[]`) {
+			t.Errorf("mcp reflect leaks: %s", body)
+		}
+
+		// The masker redacts what a reflection quotes.
+		for _, c := range []string{"Maya's email is maya.ruiz@example.com", "Maya answers mail at maya.ruiz@example.com", "Maya reads email daily"} {
+			if s, _, b := call(t, m, "POST", "/v1/memories", secret, "application/json", `{"content":"`+c+`","category":"life","tags":["maya"]}`); s != http.StatusCreated {
+				t.Fatalf("create: %d %s", s, b)
+			}
+		}
+		if s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`); s != http.StatusOK {
+			t.Fatalf("reflect: %d %s", s, b)
+		}
+		if _, _, b := call(t, m, "GET", "/v1/reflections", masker, "", ""); strings.Contains(b, "maya.ruiz@example.com") || !strings.Contains(b, "[email]") {
+			t.Errorf("the masker's list: %s", b)
+		}
+
+		if s, _, b := call(t, m, "PATCH", "/v1/admin/tenants/acme", testAdminKey, "application/json", `{"withhold":"mask"}`); s != http.StatusOK {
+			t.Fatalf("withhold=mask: %d %s", s, b)
+		}
+		if s, h, b := call(t, m, "GET", "/v1/reflections/"+id, internal, "", ""); s != http.StatusOK || strings.Contains(b, "tangerine") ||
+			!strings.Contains(b, "[withheld: confidential]") || h.Get("X-Engram-Withheld") != "1" {
+			t.Errorf("masked get: %d %v %s", s, h, b)
+		}
+	})
 }

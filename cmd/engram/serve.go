@@ -158,7 +158,7 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 	if r := cfg.Reflector; r.BaseURL != "" {
 		rc.Chat = reflections.NewChat(r.BaseURL, r.Model, r.APIKey, r.Timeout)
 	}
-	services.Reflections = reflections.New(db, rc, logger)
+	services.Reflections = reflections.New(reflectionStore{db}, rc, logger)
 	services.Sleep = sleep.New(db, services.Reflections, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)

@@ -1,0 +1,77 @@
+package clearance
+
+import (
+	"context"
+
+	"github.com/engram-memory/engram"
+)
+
+// An L3 reflection quotes the memories it was written from, so it is as
+// secret as the most secret of them, by their levels now: a member whose
+// level was raised takes its reflection with it at once (and the next
+// reflect rewrites the reflection, since the member's version moved).
+
+// Levels returns the security levels of the tenant's memories among ids.
+type Levels func(ctx context.Context, ids []string) (map[string]string, error)
+
+// SeeReflections returns what the reader in ctx may see of rs: each
+// reflection itself, a masked or redacted copy, or nothing (counted as
+// withheld), by the highest level among its members and cited memories.
+func SeeReflections(ctx context.Context, levels Levels, rs []*engram.Reflection) ([]*engram.Reflection, error) {
+	r := engram.ReaderFromContext(ctx)
+	if r == nil || len(rs) == 0 {
+		return rs, nil
+	}
+	var ids []string
+	for _, refl := range rs {
+		for _, m := range append(refl.Members, refl.Cited...) {
+			ids = append(ids, m.ID)
+		}
+	}
+	lv, err := levels(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := rs[:0:0]
+	for _, refl := range rs {
+		level := engram.SecurityPublic
+		for _, m := range append(refl.Members, refl.Cited...) {
+			if l, ok := lv[m.ID]; ok && !engram.Cleared(level, l) {
+				level = l
+			}
+		}
+		switch {
+		case !engram.Cleared(r.Clearance, level):
+			r.CountWithheld()
+			if r.Withhold != engram.WithholdMask {
+				continue
+			}
+			c := *refl
+			c.Title, c.Markdown, c.HTML = MaskedText(level), MaskedText(level), ""
+			out = append(out, &c)
+		case r.MaskPII:
+			c := *refl
+			c.Title, c.Markdown, c.HTML = Redact(refl.Title), Redact(refl.Markdown), ""
+			out = append(out, &c)
+		default:
+			out = append(out, refl)
+		}
+	}
+	return out, nil
+}
+
+// SeeReflection is SeeReflections for one reflection read by id: ENOTFOUND
+// when the reader may not see it.
+func SeeReflection(ctx context.Context, levels Levels, refl *engram.Reflection, err error) (*engram.Reflection, error) {
+	if err != nil {
+		return nil, err
+	}
+	rs, err := SeeReflections(ctx, levels, []*engram.Reflection{refl})
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, engram.Errorf(engram.ENOTFOUND, "reflection not found")
+	}
+	return rs[0], nil
+}
