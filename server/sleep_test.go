@@ -97,3 +97,43 @@ func TestSleep(t *testing.T) {
 		}
 	})
 }
+
+// TestSleepMergesWithinOwner: near duplicates are merged only between
+// memories of one end user and one security level: two users saying the
+// same thing keep their own memories, and a confidential memory is never
+// folded into (or deleted in favour of) a memory of another level, which
+// would move its tags and provenance there.
+func TestSleepMergesWithinOwner(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newFeedbackEnv(t, engine)
+		key, _ := e.tenant(t, "acme")
+		tenant, err := e.db.FindTenant(context.Background(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := engram.NewContextWithActor(engram.NewContextWithTenant(context.Background(), tenant.ID), engram.Actor{KeyID: "sleep"})
+		mk := func(text, rest string) string {
+			return create(t, e.env, key, `{"content":"`+text+`","category":"preference",`+rest+`}`).ID
+		}
+		ann := mk("User drinks black coffee every morning at home", `"user_id":"ann","tags":["ann"]`)
+		bob := mk("User drinks black coffee every morning at home!", `"user_id":"bob","tags":["bob"]`)
+		shared := mk("User drinks black coffee, every morning at home", `"tags":["desk"]`)
+		secret := mk("User drinks black coffee every morning, at home", `"security_level":"confidential","source":"hr-file","tags":["payroll"]`)
+		again := mk("User drinks black coffee, every morning, at home!", `"user_id":"ann","tags":["kitchen"]`)
+		res, err := e.sleep.Sleep(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Merged != 1 {
+			t.Errorf("merged %d, want only ann's two memories", res.Merged)
+		}
+		for id, tags := range map[string]int{ann: 2, bob: 1, shared: 1, secret: 1} {
+			if got := getMemory(t, e.env, key, id); !got.Valid || len(got.Tags) != tags {
+				t.Errorf("%s (%s): valid %v, tags %v, want %d", id, got.Content, got.Valid, got.Tags, tags)
+			}
+		}
+		if got := getMemory(t, e.env, key, again); got.Valid {
+			t.Error("ann's second memory was not merged into her first")
+		}
+	})
+}

@@ -13,8 +13,8 @@ import (
 // maxCandidates bounds the memories one term proposes as near duplicates.
 const maxCandidates = 2000
 
-// nearDuplicates pairs memories of one category and owner, without keys,
-// whose terms overlap by at least sim: (keep, drop), each memory in at
+// nearDuplicates pairs memories of one category, agent, end user and
+// security level, without keys, whose terms overlap by at least sim: (keep, drop), each memory in at
 // most one pair. The one kept has the better record (up minus down
 // votes), then is the older. Candidates come from each memory's three
 // rarest terms, so the work grows with the memories, not their square: a
@@ -25,11 +25,14 @@ func nearDuplicates(ms []*engram.Memory, sim float64) [][2]*engram.Memory {
 	if sim <= 0 || sim > 1 {
 		return nil
 	}
-	type bucketKey struct{ category, agent string }
+	// Merging moves the dropped memory's tags and provenance into the kept
+	// one and deletes it: across end users it would hand one user's memory
+	// to another, across levels carry a secret's tags to a lower level.
+	type bucketKey struct{ category, agent, user, level string }
 	buckets := map[bucketKey][]*engram.Memory{}
 	for _, m := range ms {
 		if m.Key == "" {
-			k := bucketKey{m.Category, m.AgentID}
+			k := bucketKey{m.Category, m.AgentID, m.UserID, m.SecurityLevel}
 			buckets[k] = append(buckets[k], m)
 		}
 	}
@@ -37,8 +40,9 @@ func nearDuplicates(ms []*engram.Memory, sim float64) [][2]*engram.Memory {
 	for k := range buckets {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].category < keys[j].category || keys[i].category == keys[j].category && keys[i].agent < keys[j].agent
+	slices.SortFunc(keys, func(a, b bucketKey) int {
+		return cmp.Or(strings.Compare(a.category, b.category), strings.Compare(a.agent, b.agent),
+			strings.Compare(a.user, b.user), strings.Compare(a.level, b.level))
 	})
 	var out [][2]*engram.Memory
 	for _, k := range keys {
