@@ -136,6 +136,8 @@ type Answer struct {
 // context (ScoreBreakdown.Pinned), which the store reports and the
 // feedback workflow weighs.
 type RecallScores struct {
+	// UserID is the end user the recall was made for ("" shared).
+	UserID   string
 	Query    string
 	Scores   map[string]float64
 	Injected []MemoryRef

@@ -160,6 +160,14 @@ func findPrior(ctx context.Context, tx engram.FeedbackTx, key string) (*engram.F
 	return nil, nil
 }
 
+// ratedBy reports whether a feedback naming end user rater ("" none)
+// may rate an answer or recall made for owner: its own, a shared one, or
+// any when it names no user. Another user's is not found, as their
+// memories are not (docs/users.md).
+func ratedBy(owner, rater string) bool {
+	return rater == "" || owner == "" || owner == rater
+}
+
 // target reads a feedback's target: the answer it judges (and in.RecallID
 // becomes that answer's recall), the recall it is credited through, and
 // each candidate's share and score. ENOTFOUND for a target outside the
@@ -174,6 +182,9 @@ func (f *Feedback) target(ctx context.Context, tx engram.FeedbackTx, in *engram.
 		if answer, err = tx.FindAnswer(ctx, in.InteractionID); err != nil {
 			return nil, nil, nil, nil, err
 		}
+		if !ratedBy(answer.UserID, in.UserID) {
+			return nil, nil, nil, nil, engram.Errorf(engram.ENOTFOUND, "interaction %q not found", in.InteractionID)
+		}
 		// A feedback on an answer is credited through its recall.
 		in.RecallID = answer.RecallID
 		if answer.RecallID != "" {
@@ -184,6 +195,9 @@ func (f *Feedback) target(ctx context.Context, tx engram.FeedbackTx, in *engram.
 	case in.RecallID != "":
 		if rec, err = tx.FindRecallScores(ctx, in.RecallID); err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if !ratedBy(rec.UserID, in.UserID) {
+			return nil, nil, nil, nil, engram.Errorf(engram.ENOTFOUND, "recall %q not found", in.RecallID)
 		}
 	default:
 		if _, err := tx.FindMemory(ctx, in.MemoryID); err != nil {
@@ -400,7 +414,11 @@ func (f *Feedback) correct(ctx context.Context, tx engram.FeedbackTx, a *engram.
 		}
 		rested = append(rested, engram.Rested{Memory: m, Share: shares[c.ID]})
 	}
-	m, ids := f.Correction(in.Correction, &a.Interaction, tx.FeedbackID(), a.Category, rested)
+	answer := a.Interaction
+	if in.UserID != "" { // the feedback's user: a correction of a shared answer is theirs
+		answer.UserID = in.UserID
+	}
+	m, ids := f.Correction(in.Correction, &answer, tx.FeedbackID(), a.Category, rested)
 	if m == nil {
 		return nil, nil
 	}

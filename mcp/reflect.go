@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,8 +94,9 @@ func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, e
 	if err != nil {
 		return nil, err
 	}
-	out := &reflectResult{Groups: res.Groups, Written: nonNil(res.Written), Skipped: nonNil(res.Skipped),
-		Failed: nonNil(res.Failed), Reflections: make([]reflection, len(page.Items))}
+	user := engram.UserFromContext(ctx)
+	out := &reflectResult{Groups: res.Groups, Written: visibleOutcomes(res.Written, user), Skipped: visibleOutcomes(res.Skipped, user),
+		Failed: visibleOutcomes(res.Failed, user), Reflections: make([]reflection, len(page.Items))}
 	if job != nil {
 		out.Job = &reflectJob{ID: job.ID, Status: job.Status, StatusURL: "/v1/jobs/" + job.ID}
 	}
@@ -105,9 +107,15 @@ func (s *Server) reflect(ctx context.Context, a *reflectArgs) (*reflectResult, e
 	return out, nil
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// visibleOutcomes keeps the outcomes of the shared groups and of the
+// call's user's ("@<user>/…"), as the reflections it lists: a model reads
+// no other user's group names, which hold their tags.
+func visibleOutcomes(os []engram.ReflectOutcome, user string) []engram.ReflectOutcome {
+	out := []engram.ReflectOutcome{}
+	for _, o := range os {
+		if !strings.HasPrefix(o.Group, "@") || user != "" && strings.HasPrefix(o.Group, "@"+user+"/") {
+			out = append(out, o)
+		}
 	}
-	return s
+	return out
 }

@@ -193,7 +193,7 @@ func (r *recallRow) memoryRefs() []engram.MemoryRef {
 // memory exploration held back, the items whose breakdown marked them
 // pinned, and the memory a kind probe chose, as the recall stored them.
 func (r *recallRow) scores() *engram.RecallScores {
-	rs := &engram.RecallScores{Query: r.Query, Scores: map[string]float64{}, Injected: r.memoryRefs(), Pinned: map[string]bool{}}
+	rs := &engram.RecallScores{UserID: r.UserID, Query: r.Query, Scores: map[string]float64{}, Injected: r.memoryRefs(), Pinned: map[string]bool{}}
 	for _, it := range r.items() {
 		switch {
 		case it.HeldBack:

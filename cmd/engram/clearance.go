@@ -87,3 +87,17 @@ func (s reflectionStore) FindReflections(ctx context.Context, f engram.Reflectio
 	}
 	return p, nil
 }
+
+// reflector is the reflections service as a key uses it: a reflect run's
+// outcomes name only groups whose reflection the key may see
+// (clearance.SeeOutcomes).
+type reflector struct{ engram.ReflectionService }
+
+// Reflect implements engram.ReflectionService.
+func (r reflector) Reflect(ctx context.Context, req engram.ReflectRequest) (*engram.ReflectResult, error) {
+	res, err := r.ReflectionService.Reflect(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return clearance.SeeOutcomes(ctx, r.FindReflectionByID, res)
+}

@@ -82,19 +82,7 @@ func TestClearanceEveryDoor(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		m, secret, internal, masked := acmeKeys(t, engine)
 
-		write := func(body string) string {
-			s, _, b := call(t, m, "POST", "/v1/memories", secret, "application/json", body)
-			if s != http.StatusCreated {
-				t.Fatalf("create: %d %s", s, b)
-			}
-			var out struct {
-				Memory struct {
-					ID string `json:"id"`
-				} `json:"memory"`
-			}
-			_ = json.Unmarshal([]byte(b), &out)
-			return out.Memory.ID
-		}
+		write := func(body string) string { return writeAs(t, m, secret, body) }
 		write(`{"content":"The office wifi network is called Lighthouse","category":"work","security_level":"public"}`)
 		hidden := write(`{"content":"The office wifi password is tangerine-42","category":"work","security_level":"confidential"}`)
 		write(`{"content":"Maya's salary is 90000 a year","category":"life","priority":"P0","security_level":"secret"}`)
@@ -234,8 +222,9 @@ func TestClearanceReflections(t *testing.T) {
 				t.Fatalf("create: %d %s", s, b)
 			}
 		}
-		// Any key may ask for the reflections to be written.
-		if s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`); s != http.StatusOK || !strings.Contains(b, `"written":[{`) {
+		// Any key may ask for the reflections to be written; its answer
+		// names no group it may not read.
+		if s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`); s != http.StatusOK || !strings.Contains(b, `"groups":1,"written":[]`) {
 			t.Fatalf("reflect: %d %s", s, b)
 		}
 		_, _, list := call(t, m, "GET", "/v1/reflections", secret, "", "")

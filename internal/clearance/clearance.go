@@ -93,9 +93,33 @@ func SeeOne(ctx context.Context, m *engram.Memory, err error) (*engram.Memory, e
 
 // Memories is a memory service whose reads go through See, and whose
 // writes to an existing memory are refused when the reader may not read
-// it (guard); creating memories passes unchanged.
+// it (guard); creating memories passes unchanged, but a create that
+// matched a stored memory (deduplicated) answers with it as seeWritten
+// shows it.
 type Memories struct {
 	engram.MemoryService
+}
+
+// CreateMemory implements engram.MemoryService: the writer of a duplicate
+// learns that its text is stored, as with any duplicate, and nothing
+// more of a stored memory above its clearance (masked, counted).
+func (s Memories) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
+	res, err := s.MemoryService.CreateMemory(ctx, m)
+	if err == nil && res != nil && res.Deduplicated {
+		res.Memory, _ = seeWritten(ctx, res.Memory, nil)
+	}
+	return res, err
+}
+
+// CreateMemories implements engram.MemoryService, as CreateMemory.
+func (s Memories) CreateMemories(ctx context.Context, ms []*engram.Memory) ([]*engram.CreateResult, error) {
+	res, err := s.MemoryService.CreateMemories(ctx, ms)
+	for _, r := range res {
+		if r != nil && r.Deduplicated {
+			r.Memory, _ = seeWritten(ctx, r.Memory, nil)
+		}
+	}
+	return res, err
 }
 
 // FindMemoryByID implements engram.MemoryService.

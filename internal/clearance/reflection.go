@@ -46,8 +46,8 @@ func SeeReflections(ctx context.Context, levels Levels, rs []*engram.Reflection)
 			if r.Withhold != engram.WithholdMask {
 				continue
 			}
-			c := *refl
-			c.Title, c.Markdown, c.HTML = MaskedText(level), MaskedText(level), ""
+			c := *refl // a group key names a tag or subcategory
+			c.Group, c.Title, c.Markdown, c.HTML = MaskedText(level), MaskedText(level), MaskedText(level), ""
 			out = append(out, &c)
 		case r.MaskPII:
 			c := *refl
@@ -74,4 +74,51 @@ func SeeReflection(ctx context.Context, levels Levels, refl *engram.Reflection, 
 		return nil, engram.Errorf(engram.ENOTFOUND, "reflection not found")
 	}
 	return rs[0], nil
+}
+
+// SeeOutcomes keeps of a reflect run's outcomes what the reader in ctx
+// may see: an outcome names its group (a tag or subcategory), so one
+// whose reflection find (a read through SeeReflection) does not return
+// is left out, and one whose reflection comes back masked shows the
+// masked group. An outcome with no reflection (a group that failed) has
+// no known level: below clearance secret its group and reason are masked.
+func SeeOutcomes(ctx context.Context, find func(context.Context, string) (*engram.Reflection, error), res *engram.ReflectResult) (*engram.ReflectResult, error) {
+	r := engram.ReaderFromContext(ctx)
+	if r == nil || res == nil {
+		return res, nil
+	}
+	see := func(os []engram.ReflectOutcome) ([]engram.ReflectOutcome, error) {
+		out := os[:0:0]
+		for _, o := range os {
+			if o.ID == "" {
+				if !engram.Cleared(r.Clearance, engram.SecuritySecret) {
+					o.Group, o.Reason = MaskedText("unknown"), ""
+				}
+				out = append(out, o)
+				continue
+			}
+			refl, err := find(ctx, o.ID)
+			switch {
+			case engram.ErrorCode(err) == engram.ENOTFOUND:
+				continue
+			case err != nil:
+				return nil, err
+			}
+			o.Group = refl.Group
+			out = append(out, o)
+		}
+		return out, nil
+	}
+	c := *res
+	var err error
+	if c.Written, err = see(res.Written); err != nil {
+		return nil, err
+	}
+	if c.Skipped, err = see(res.Skipped); err != nil {
+		return nil, err
+	}
+	if c.Failed, err = see(res.Failed); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

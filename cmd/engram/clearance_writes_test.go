@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-memory/engram/store/storetest"
+)
+
+// writeAs stores a memory through key and returns its id.
+func writeAs(t *testing.T, m *Main, key, body string) string {
+	t.Helper()
+	s, _, b := call(t, m, "POST", "/v1/memories", key, "application/json", body)
+	if s != http.StatusCreated {
+		t.Fatalf("create: %d %s", s, b)
+	}
+	var out struct {
+		Memory struct {
+			ID string `json:"id"`
+		} `json:"memory"`
+	}
+	_ = json.Unmarshal([]byte(b), &out)
+	return out.Memory.ID
+}
+
+// mcpTool calls one MCP tool over HTTP with key and returns its
+// structured result as JSON.
+func mcpTool(t *testing.T, m *Main, key, name string, args map[string]any) string {
+	t.Helper()
+	tr := &sdk.StreamableClientTransport{Endpoint: m.URL() + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport(key)}}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "engram-test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("mcp %s: %v %+v", name, err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	return string(b)
+}
+
+// TestClearanceDeduplicatedWrite: writing the words of a memory above the
+// key's clearance answers with that memory masked (the writer learns that
+// its text is stored, as with any duplicate, and nothing more: not the
+// stored memory's tags, summary, context or source), over REST, in a
+// batch and through MCP remember.
+func TestClearanceDeduplicatedWrite(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, secret, internal, _ := acmeKeys(t, engine)
+		writeAs(t, m, secret, `{"content":"Project Falcon launches in May","category":"work","security_level":"confidential",
+			"tags":["codename-osprey"],"summary":"acquisition of Initech","context":"board memo 7","source":{"doc":"board-minutes-q3"}}`)
+		leaks := func(b string) bool {
+			return strings.Contains(b, "osprey") || strings.Contains(b, "Initech") || strings.Contains(b, "board")
+		}
+		for _, p := range []string{"/v1/memories", "/v1/memories/batch"} {
+			body := `{"content":"Project   Falcon launches in May","category":"work"}`
+			if p == "/v1/memories/batch" {
+				body = `{"memories":[` + body + `]}`
+			}
+			s, h, b := call(t, m, "POST", p, internal, "application/json", body)
+			if s >= 300 || leaks(b) || !strings.Contains(b, `"deduplicated":true`) || h.Get("X-Engram-Withheld") == "" {
+				t.Errorf("POST %s through an internal key: %d %v %s", p, s, h, b)
+			}
+		}
+		if b := mcpTool(t, m, internal, "remember", map[string]any{"content": "Project Falcon launches in May", "category": "work"}); leaks(b) {
+			t.Errorf("MCP remember through an internal key: %s", b)
+		}
+	})
+}
+
+// TestClearanceLearningDoors: the learning routes treat a memory above
+// the key's clearance as the reads do: its impact is 404, feedback on it
+// is 404 and changes nothing, and an alias to its key is refused.
+func TestClearanceLearningDoors(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, secret, internal, _ := acmeKeys(t, engine)
+		conf := writeAs(t, m, secret, `{"content":"Osprey deal closes with Initech in May","category":"work","security_level":"confidential","tags":["acquisition-initech"]}`)
+		if s, _, b := call(t, m, "POST", "/v1/feedback", secret, "application/json", `{"memory_id":"`+conf+`","thumb":"up"}`); s != http.StatusCreated {
+			t.Fatalf("feedback: %d %s", s, b)
+		}
+		_, _, before := call(t, m, "GET", "/v1/memories/"+conf, secret, "", "")
+		if s, _, b := call(t, m, "GET", "/v1/memories/"+conf+"/impact", internal, "", ""); s != http.StatusNotFound || strings.Contains(b, "nitech") {
+			t.Errorf("impact through an internal key: %d %s, want 404", s, b)
+		}
+		if s, _, b := call(t, m, "POST", "/v1/feedback", internal, "application/json", `{"memory_id":"`+conf+`","thumb":"down"}`); s != http.StatusNotFound {
+			t.Errorf("feedback through an internal key: %d %s, want 404", s, b)
+		}
+		if _, _, after := call(t, m, "GET", "/v1/memories/"+conf, secret, "", ""); after != before {
+			t.Errorf("a refused feedback changed the memory:\n%s\n%s", before, after)
+		}
+
+		if s, _, b := call(t, m, "PUT", "/v1/keys/office/wifi", secret, "application/json", `{"content":"tangerine opens the guest wifi","source":"it desk"}`); s >= 300 {
+			t.Fatalf("put key: %d %s", s, b)
+		}
+		_, _, b := call(t, m, "GET", "/v1/keys/office/wifi", secret, "", "")
+		var km struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(b), &km)
+		if s, _, b := call(t, m, "PATCH", "/v1/memories/"+km.ID, secret, "application/json", `{"security_level":"confidential"}`); s != http.StatusOK {
+			t.Fatalf("patch: %d %s", s, b)
+		}
+		if s, _, b := call(t, m, "PUT", "/v1/aliases/guest/net", internal, "application/json", `{"key":"/office/wifi"}`); s != http.StatusNotFound {
+			t.Errorf("an alias to a confidential key through an internal key: %d %s, want 404", s, b)
+		}
+		if s, _, b := call(t, m, "GET", "/v1/memories/"+km.ID+"/aliases", internal, "", ""); s != http.StatusNotFound {
+			t.Errorf("a confidential memory's aliases through an internal key: %d %s, want 404", s, b)
+		}
+	})
+}
+
+// TestReflectGroupNames: a group key names a tag or subcategory, so the
+// outcomes of POST /v1/reflect and MCP reflect name only groups whose
+// reflection the key may read and, for an end user, only the shared
+// groups and the user's own; a masked reflection's group is masked too.
+func TestReflectGroupNames(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, secret, internal, _ := acmeKeys(t, engine)
+		for _, c := range []string{"Initech due diligence starts Monday", "Initech board approved the bid", "Initech price is 40 million"} {
+			writeAs(t, m, secret, `{"content":"`+c+`","category":"work","security_level":"confidential","tags":["acquisition-initech"]}`)
+		}
+		for _, c := range []string{"Meeting the divorce lawyer on Monday", "Divorce papers are in the drawer", "Divorce hearing set for June"} {
+			writeAs(t, m, secret, `{"content":"`+c+`","category":"life","user_id":"bob","tags":["divorce-lawyer"]}`)
+		}
+		if s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`); s != http.StatusOK || strings.Contains(b, "initech") {
+			t.Errorf("POST /v1/reflect through an internal key: %d %s", s, b)
+		}
+		if b := mcpTool(t, m, secret, "reflect", map[string]any{"user_id": "ann"}); strings.Contains(b, "bob") || strings.Contains(b, "divorce") {
+			t.Errorf("MCP reflect for ann: %s", b)
+		}
+		if s, _, b := call(t, m, "PATCH", "/v1/admin/tenants/acme", testAdminKey, "application/json", `{"withhold":"mask"}`); s != http.StatusOK {
+			t.Fatalf("withhold=mask: %d %s", s, b)
+		}
+		if _, _, b := call(t, m, "GET", "/v1/reflections", internal, "", ""); strings.Contains(b, "initech") || !strings.Contains(b, "[withheld: confidential]") {
+			t.Errorf("a masked reflection through an internal key: %s", b)
+		}
+	})
+}
+
+// TestFeedbackOtherUsersAnswer: a feedback naming end user ann may not
+// rate an answer given to bob (404, nothing changes): it would credit and
+// supersede bob's memories, write its correction as his, and put his
+// prompt and answer among ann's pairs (docs/users.md). A shared answer
+// rated for ann makes ann's correction hers.
+func TestFeedbackOtherUsersAnswer(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, k, _, _ := acmeKeys(t, engine)
+		bob := writeAs(t, m, k, `{"content":"The user's dog is named Rex","category":"life","user_id":"bob"}`)
+		answer := func(user string) (recall, interaction string) {
+			_, _, b := call(t, m, "POST", "/v1/recall", k, "application/json", `{"query":"what is my dog named","token_budget":300,"user_id":"`+user+`"}`)
+			var rec struct {
+				ID string `json:"recall_id"`
+			}
+			_ = json.Unmarshal([]byte(b), &rec)
+			_, _, b = call(t, m, "POST", "/v1/interactions", k, "application/json",
+				`{"prompt":"what is my dog named?","response":"Your dog is named Rex","recall_id":"`+rec.ID+`","user_id":"`+user+`"}`)
+			var in struct {
+				ID string `json:"interaction_id"`
+			}
+			_ = json.Unmarshal([]byte(b), &in)
+			return rec.ID, in.ID
+		}
+		rec, in := answer("bob")
+		_, _, before := call(t, m, "GET", "/v1/memories/"+bob, k, "", "")
+		for _, body := range []string{
+			`{"interaction_id":"` + in + `","thumb":"down","correction":"The user's dog is named Max","user_id":"ann"}`,
+			`{"recall_id":"` + rec + `","thumb":"down","user_id":"ann"}`,
+		} {
+			if s, _, b := call(t, m, "POST", "/v1/feedback", k, "application/json", body); s != http.StatusNotFound {
+				t.Errorf("feedback for ann on bob's answer: %d %s, want 404", s, b)
+			}
+		}
+		if _, _, after := call(t, m, "GET", "/v1/memories/"+bob, k, "", ""); after != before {
+			t.Errorf("bob's memory changed:\n%s\n%s", before, after)
+		}
+		if _, _, pairs := call(t, m, "GET", "/v1/pairs?format=trl&user_id=ann", k, "", ""); strings.Contains(pairs, "Rex") {
+			t.Errorf("ann's pairs carry bob's answer: %s", pairs)
+		}
+
+		_, shared := answer("")
+		s, _, b := call(t, m, "POST", "/v1/feedback", k, "application/json",
+			`{"interaction_id":"`+shared+`","thumb":"down","correction":"The user's cat is named Miso","user_id":"ann"}`)
+		var fb struct {
+			Knowledge struct {
+				MemoryID string `json:"memory_id"`
+			} `json:"knowledge"`
+		}
+		if err := json.Unmarshal([]byte(b), &fb); err != nil || s != http.StatusCreated || fb.Knowledge.MemoryID == "" {
+			t.Fatalf("feedback for ann on a shared answer: %d %s", s, b)
+		}
+		if _, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, k, "", ""); !strings.Contains(c, `"user_id":"ann"`) {
+			t.Errorf("ann's correction of a shared answer: %s", c)
+		}
+	})
+}
