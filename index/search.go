@@ -196,7 +196,8 @@ func top(s *scratch, k int, keep func(uint32) bool) []scored {
 // data can move a score; with q.Concepts, also the members of the
 // categories the query names (concepts.go), each hit that holds one
 // naming it in Concept; then, with q.Expand, one round of
-// pseudo-relevance feedback. Hits carry their memory without data and
+// pseudo-relevance feedback, from the best matches the reader in ctx may
+// read in clear (see feedbackRows). Hits carry their memory without data and
 // source; expired memories and other agents' private memories are left
 // out. Hits are best first; Score is the raw score. It returns the
 // store's error, wrapped, when the index cannot be brought up to date.
@@ -242,8 +243,7 @@ func (ix *Index) search(ctx context.Context, t *tenant, terms []string, q engram
 		return nil, nil
 	}
 	if q.Expand {
-		first := top(s, prfDocs, keep)
-		rows, err := ix.rows(ctx, t, first)
+		rows, err := ix.feedbackRows(ctx, t, s, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -320,6 +320,46 @@ func (ix *Index) rows(ctx context.Context, t *tenant, docs []scored) ([]*engram.
 		}
 	}
 	return out, nil
+}
+
+// feedbackRows returns the rows of the first-pass matches that
+// pseudo-relevance feedback reads: the prfDocs best that keep passes and,
+// when ctx carries a reader (engram.ReaderFromContext), whose security
+// level the reader's clearance covers (engram.Cleared). The clearance
+// applies to the hits only after the search (clearance.SeeHits), and the
+// expansion would carry a withheld memory's words into the query, so that
+// the memories it surfaces tell a key what one above its clearance says
+// (whether the tenant omits or masks it); so such a memory is passed over
+// here as keep passes over other users' and agents' ones, and the next
+// best are read in its place. The level is the row's: the docs do not
+// hold it. Without a reader (the server's own jobs) nothing changes.
+func (ix *Index) feedbackRows(ctx context.Context, t *tenant, s *scratch, keep func(uint32) bool) ([]*engram.Memory, error) {
+	r := engram.ReaderFromContext(ctx)
+	if r == nil {
+		return ix.rows(ctx, t, top(s, prfDocs, keep))
+	}
+	var out []*engram.Memory
+	// top's order is total (ties go to the newer doc), so each round's
+	// matches extend the last round's; a round reads only the new ones.
+	for k, read := prfDocs, 0; ; k *= 4 {
+		first := top(s, k, keep)
+		rows, err := ix.rows(ctx, t, first[read:])
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range rows {
+			if m != nil && !engram.Cleared(r.Clearance, m.SecurityLevel) {
+				continue
+			}
+			if out = append(out, m); len(out) == prfDocs {
+				return out, nil
+			}
+		}
+		if len(first) < k {
+			return out, nil
+		}
+		read = len(first)
+	}
 }
 
 type expansionTerm struct {

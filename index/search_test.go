@@ -205,6 +205,47 @@ func TestSearchExpandsHugeMemory(t *testing.T) {
 	})
 }
 
+// TestSearchExpansionWithinClearance: pseudo-relevance feedback reads only
+// the memories the reader in ctx may read in clear. With a reader of
+// clearance internal, the confidential memories that match best are passed
+// over and the next best public one expands the query in their place, so
+// the words of neither reach the ranking ("tangerine" does not surface the
+// smoothies); a secret reader, and a search without a reader (the
+// server's own), are expanded by them as before.
+func TestSearchExpansionWithinClearance(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		db := storetest.Open(t, engine)
+		ix := index.New(db, index.Config{RowCache: 100})
+		ctx := storetest.Tenant(t, db, "acme")
+		for i := range 20 {
+			mustCreate(t, db, ctx, &engram.Memory{Content: fmt.Sprint("Filler note number ", i), Category: "work", SecurityLevel: "public"})
+		}
+		mustCreate(t, db, ctx, &engram.Memory{Content: "Tangerine smoothies are sold in the kiosk on Fridays", Category: "work", SecurityLevel: "public"})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "Visitors sign in at reception", Category: "work", SecurityLevel: "public"})
+		mustCreate(t, db, ctx, &engram.Memory{Content: "Ask for the guest wifi password at the reception desk downstairs", Category: "work", SecurityLevel: "public"})
+		for i := range 4 { // more than the feedback reads
+			mustCreate(t, db, ctx, &engram.Memory{Content: fmt.Sprint("The wifi password is tangerine ", i), Category: "work", SecurityLevel: "confidential"})
+		}
+		found := func(ctx context.Context, word string) bool {
+			t.Helper()
+			hits, err := ix.SearchMemories(ctx, engram.LexicalQuery{Text: "wifi password", Limit: 10, Expand: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Contains(strings.Join(contents(hits), "\n"), word)
+		}
+		for _, withhold := range []string{engram.WithholdOmit, engram.WithholdMask} {
+			internal := engram.NewContextWithReader(ctx, engram.Reader{Clearance: "internal", Withhold: withhold})
+			if found(internal, "smoothies") || !found(internal, "Visitors") {
+				t.Errorf("withhold=%s: an internal reader's expansion does not follow its clearance", withhold)
+			}
+		}
+		if !found(engram.NewContextWithReader(ctx, engram.Reader{Clearance: "secret"}), "smoothies") || !found(ctx, "smoothies") {
+			t.Error("a secret reader's, or the server's own, expansion no longer reads the confidential memories")
+		}
+	})
+}
+
 // TestTwoServersSearchAlike: two engram servers on one database, each with
 // its own index, find a write made through either before their next
 // search.
