@@ -4,6 +4,7 @@ package learning
 // correction becomes.
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strings"
@@ -64,7 +65,9 @@ const maxKnowledgeChars = 4000
 // identity memories are never superseded by a correction. The correction
 // belongs to the interaction's end user (docs/users.md) and supersedes
 // only memories of that same scope: a user's correction never marks the
-// tenant's shared memories or another user's.
+// tenant's shared memories or another user's. It is as secret as the most
+// secret memory the answer rested on (at least the default level), since
+// it restates what they said.
 func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbackID, category string, rested []engram.Rested) (*engram.Memory, []string) {
 	if strings.TrimSpace(correction) == "" {
 		return nil, nil
@@ -72,6 +75,12 @@ func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbac
 	fix := reading{words: words(correction)}
 	terms := termSet(correction)
 	var superseded []string
+	level := "" // the default level, unless the answer rested on a higher one
+	for _, r := range rested {
+		if r.Share > 0 && !engram.Cleared(cmp.Or(level, engram.SecurityInternal), r.Memory.SecurityLevel) {
+			level = r.Memory.SecurityLevel
+		}
+	}
 	for _, r := range rested {
 		if !(r.Share > 0) || r.Memory.Priority == engram.P0 || r.Memory.UserID != in.UserID || f.Agrees(correction, r.Memory) {
 			continue
@@ -87,7 +96,7 @@ func (f *Feedback) Correction(correction string, in *engram.Interaction, feedbac
 	}
 	source, _ := json.Marshal(map[string]string{"kind": "feedback", "feedback_id": feedbackID, "interaction_id": in.ID})
 	return &engram.Memory{Content: clip(correction, maxKnowledgeChars), Context: clip(in.Prompt, maxKnowledgeChars),
-		Category: category, Type: "correction", Source: source, UserID: in.UserID}, superseded
+		Category: category, Type: "correction", Source: source, UserID: in.UserID, SecurityLevel: level}, superseded
 }
 
 // Agrees reports whether a user's correction restates or entails m, or m

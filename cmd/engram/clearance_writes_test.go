@@ -200,3 +200,42 @@ func TestFeedbackOtherUsersAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestClearanceCorrection: the correction of an answer that rested on a
+// confidential memory is stored confidential, so an internal key does not
+// read it.
+func TestClearanceCorrection(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		m, secret, internal, _ := acmeKeys(t, engine)
+		conf := writeAs(t, m, secret, `{"content":"The wifi password is tangerine","category":"work","security_level":"confidential"}`)
+		_, _, b := call(t, m, "POST", "/v1/recall", secret, "application/json", `{"query":"wifi password","token_budget":300}`)
+		var rec struct {
+			ID string `json:"recall_id"`
+		}
+		if err := json.Unmarshal([]byte(b), &rec); err != nil || !strings.Contains(b, conf) {
+			t.Fatalf("recall: %v %s", err, b)
+		}
+		_, _, b = call(t, m, "POST", "/v1/interactions", secret, "application/json",
+			`{"prompt":"what is the wifi password?","response":"The wifi password is tangerine","recall_id":"`+rec.ID+`"}`)
+		var in struct {
+			ID string `json:"interaction_id"`
+		}
+		_ = json.Unmarshal([]byte(b), &in)
+		s, _, b := call(t, m, "POST", "/v1/feedback", secret, "application/json",
+			`{"interaction_id":"`+in.ID+`","thumb":"down","correction":"The wifi password is tangerine-mango now"}`)
+		var fb struct {
+			Knowledge struct {
+				MemoryID string `json:"memory_id"`
+			} `json:"knowledge"`
+		}
+		if err := json.Unmarshal([]byte(b), &fb); err != nil || s != http.StatusCreated || fb.Knowledge.MemoryID == "" {
+			t.Fatalf("feedback: %d %s", s, b)
+		}
+		if _, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, secret, "", ""); !strings.Contains(c, `"security_level":"confidential"`) {
+			t.Errorf("the correction's level: %s", c)
+		}
+		if s, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, internal, "", ""); s != http.StatusNotFound {
+			t.Errorf("the correction through an internal key: %d %s", s, c)
+		}
+	})
+}
