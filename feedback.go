@@ -164,6 +164,9 @@ type Unpaired struct {
 	Completion string    `json:"completion"`
 	Label      bool      `json:"label"`
 	CreatedAt  time.Time `json:"created_at"`
+	// Memories are what the judged answer's recall injected (not
+	// exported: the clearance reads their levels).
+	Memories []MemoryRef `json:"-"`
 }
 
 // PairFilter selects pairs (or unpaired examples) to export.

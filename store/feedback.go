@@ -345,13 +345,17 @@ func (db *DB) EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*en
 		if err := q.Order("seq").Limit(exportPage).Find(&rows).Error; err != nil {
 			return "", fmt.Errorf("store: export unpaired: %w", err)
 		}
+		injected, err := db.injected(ctx, tenant, rows)
+		if err != nil {
+			return "", err
+		}
 		for i := range rows {
 			if f.Limit > 0 && sent == f.Limit {
 				return db.encodeCursor(after, fp), nil
 			}
 			in := rows[i].toInteraction()
 			if err := fn(&engram.Unpaired{Prompt: in.Prompt, Messages: in.Messages, Completion: in.Response,
-				Label: *rows[i].LastSignal > 0, CreatedAt: in.CreatedAt}); err != nil {
+				Label: *rows[i].LastSignal > 0, CreatedAt: in.CreatedAt, Memories: injected[in.RecallID]}); err != nil {
 				return "", err
 			}
 			after = rows[i].Seq
@@ -361,4 +365,28 @@ func (db *DB) EachUnpaired(ctx context.Context, f engram.PairFilter, fn func(*en
 			return "", nil
 		}
 	}
+}
+
+// injected returns the memories each of the interactions' recalls
+// injected, by recall id, in one read.
+func (db *DB) injected(ctx context.Context, tenant string, rows []interactionRow) (map[string][]engram.MemoryRef, error) {
+	var ids []string
+	for _, r := range rows {
+		if r.RecallID != "" {
+			ids = append(ids, r.RecallID)
+		}
+	}
+	out := map[string][]engram.MemoryRef{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var recs []recallRow
+	in, list := inList(db.r, "id", ids)
+	if err := db.r.WithContext(ctx).Where("tenant_id = ? AND "+in, tenant, list).Find(&recs).Error; err != nil {
+		return nil, fmt.Errorf("store: export unpaired: recalls: %w", err)
+	}
+	for i := range recs {
+		out[recs[i].ID] = recs[i].memoryRefs()
+	}
+	return out, nil
 }

@@ -203,7 +203,8 @@ func TestFeedbackOtherUsersAnswer(t *testing.T) {
 
 // TestClearanceCorrection: the correction of an answer that rested on a
 // confidential memory is stored confidential, so an internal key does not
-// read it.
+// read it; nor does it read the pairs and judged answers that quote such
+// an answer (GET /v1/pairs, every format), which a secret key exports.
 func TestClearanceCorrection(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		m, secret, internal, _ := acmeKeys(t, engine)
@@ -236,6 +237,15 @@ func TestClearanceCorrection(t *testing.T) {
 		}
 		if s, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, internal, "", ""); s != http.StatusNotFound {
 			t.Errorf("the correction through an internal key: %d %s", s, c)
+		}
+		for _, f := range []string{"trl", "trl-unpaired", "openai"} {
+			// A stream's headers go before its lines: no withheld count.
+			if s, _, b := call(t, m, "GET", "/v1/pairs?format="+f, internal, "", ""); s != http.StatusOK || strings.Contains(b, "tangerine") {
+				t.Errorf("pairs (%s) through an internal key: %d %s", f, s, b)
+			}
+			if _, _, b := call(t, m, "GET", "/v1/pairs?format="+f, secret, "", ""); !strings.Contains(b, "tangerine") {
+				t.Errorf("pairs (%s) through a secret key: %s", f, b)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package clearance
 
 import (
 	"context"
+	"slices"
 
 	"github.com/engram-memory/engram"
 )
@@ -24,7 +25,7 @@ func SeeReflections(ctx context.Context, levels Levels, rs []*engram.Reflection)
 	}
 	var ids []string
 	for _, refl := range rs {
-		for _, m := range append(refl.Members, refl.Cited...) {
+		for _, m := range slices.Concat(refl.Members, refl.Cited) {
 			ids = append(ids, m.ID)
 		}
 	}
@@ -35,7 +36,7 @@ func SeeReflections(ctx context.Context, levels Levels, rs []*engram.Reflection)
 	out := rs[:0:0]
 	for _, refl := range rs {
 		level := engram.SecurityPublic
-		for _, m := range append(refl.Members, refl.Cited...) {
+		for _, m := range slices.Concat(refl.Members, refl.Cited) {
 			if l, ok := lv[m.ID]; ok && !engram.Cleared(level, l) {
 				level = l
 			}
