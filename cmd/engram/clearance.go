@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/engram-memory/engram"
 	"github.com/engram-memory/engram/internal/clearance"
@@ -100,4 +102,66 @@ func (r reflector) Reflect(ctx context.Context, req engram.ReflectRequest) (*eng
 		return nil, err
 	}
 	return clearance.SeeOutcomes(ctx, r.FindReflectionByID, res)
+}
+
+// jobReader is the job service as a key reads it: a finished reflect or
+// sleep job ran without a reader, so the outcomes stored in its result
+// are filtered when it is read, as the inline answer's are.
+type jobReader struct {
+	engram.JobService
+	refl engram.ReflectionService // read through the key's clearance
+}
+
+// FindJobByID implements engram.JobService.
+func (s jobReader) FindJobByID(ctx context.Context, id string) (*engram.Job, error) {
+	j, err := s.JobService.FindJobByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return j, s.see(ctx, j)
+}
+
+// FindJobs implements engram.JobService.
+func (s jobReader) FindJobs(ctx context.Context, f engram.JobFilter) (*engram.JobPage, error) {
+	p, err := s.JobService.FindJobs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range p.Items {
+		if err := s.see(ctx, j); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// see rewrites a reflect or sleep job's stored result through
+// clearance.SeeOutcomes.
+func (s jobReader) see(ctx context.Context, j *engram.Job) error {
+	if len(j.Result) == 0 || engram.ReaderFromContext(ctx) == nil {
+		return nil
+	}
+	var err error
+	switch j.Kind {
+	case engram.JobReflect:
+		var res engram.ReflectResult
+		if err = json.Unmarshal(j.Result, &res); err != nil {
+			return fmt.Errorf("job %s: result: %w", j.ID, err)
+		}
+		var seen *engram.ReflectResult
+		if seen, err = clearance.SeeOutcomes(ctx, s.refl.FindReflectionByID, &res); err != nil {
+			return err
+		}
+		j.Result, err = json.Marshal(seen)
+	case engram.JobSleep:
+		var res engram.SleepResult
+		if err = json.Unmarshal(j.Result, &res); err != nil {
+			return fmt.Errorf("job %s: result: %w", j.ID, err)
+		}
+		if res.Reflect, err = clearance.SeeOutcomes(ctx, s.refl.FindReflectionByID, res.Reflect); err != nil {
+			return err
+		}
+		j.Result, err = json.Marshal(res)
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -245,6 +246,48 @@ func TestClearanceCorrection(t *testing.T) {
 			}
 			if _, _, b := call(t, m, "GET", "/v1/pairs?format="+f, secret, "", ""); !strings.Contains(b, "tangerine") {
 				t.Errorf("pairs (%s) through a secret key: %s", f, b)
+			}
+		}
+	})
+}
+
+// TestReflectJobGroupNames: a reflect run as a job (a large tenant) has
+// no reader while it runs, so its stored outcomes are filtered when a key
+// reads the job, one or in the list, as an inline reflect's are.
+func TestReflectJobGroupNames(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		environ := []string{"ENGRAM_STORE_DRIVER=" + engine, "ENGRAM_ADMIN_KEY=" + testAdminKey,
+			"ENGRAM_JOBS_INLINE_MAX_MEMORIES=2", "ENGRAM_JOBS_POLL=50ms"}
+		if engine == "postgres" {
+			environ = append(environ, "ENGRAM_STORE_DSN="+storetest.Options(t, engine).DSN)
+		}
+		m := boot(t, t.TempDir(), environ)
+		if s, _, b := call(t, m, "POST", "/v1/admin/tenants", testAdminKey, "application/json", `{"name":"acme"}`); s != http.StatusCreated {
+			t.Fatalf("create tenant: %d %s", s, b)
+		}
+		secret, internal := adminKey(t, m, "acme", `{"name":"ops","clearance":"secret"}`), adminKey(t, m, "acme", `{"name":"bot"}`)
+		for _, c := range []string{"Initech due diligence starts Monday", "Initech board approved the bid", "Initech price is 40 million"} {
+			writeAs(t, m, secret, `{"content":"`+c+`","category":"work","security_level":"confidential","tags":["acquisition-initech"]}`)
+		}
+		s, _, b := call(t, m, "POST", "/v1/reflect", internal, "application/json", `{}`)
+		var acc struct {
+			JobID string `json:"job_id"`
+		}
+		if err := json.Unmarshal([]byte(b), &acc); err != nil || s != http.StatusAccepted {
+			t.Fatalf("reflect on a large tenant: %d %s", s, b)
+		}
+		for !strings.Contains(b, `"status":"done"`) {
+			if s, _, b = call(t, m, "GET", "/v1/jobs/"+acc.JobID, secret, "", ""); s != http.StatusOK || strings.Contains(b, `"status":"failed"`) {
+				t.Fatalf("job: %d %s", s, b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(b, "initech") {
+			t.Fatalf("a secret key reads the job's groups: %s", b)
+		}
+		for _, p := range []string{"/v1/jobs/" + acc.JobID, "/v1/jobs"} {
+			if s, _, b := call(t, m, "GET", p, internal, "", ""); s != http.StatusOK || strings.Contains(b, "initech") {
+				t.Errorf("GET %s through an internal key: %d %s", p, s, b)
 			}
 		}
 	})

@@ -197,7 +197,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: clearance.Feedback{FeedbackService: services.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{services.Reflections}, Jobs: services.Jobs, Export: exporter, Users: services.Users, Aliases: clearance.Aliases{AliasService: db, Memories: db},
+		Feedback: clearance.Feedback{FeedbackService: services.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{services.Reflections}, Jobs: jobReader{services.Jobs, services.Reflections}, Export: exporter, Users: services.Users, Aliases: clearance.Aliases{AliasService: db, Memories: db},
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,
