@@ -1,6 +1,7 @@
 package learning
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -252,7 +253,7 @@ func (r *Recaller) candidates(ctx context.Context, query string, route *engram.R
 	named := namedSpeakers(query, out)
 	readSpeakers(out, named)
 	if req.Hops != nil {
-		if out, err = r.hop(ctx, out, *req.Hops, req.AgentID, req.UserID); err != nil {
+		if out, err = r.hop(ctx, out, *req.Hops, req.AgentID, cmp.Or(req.UserID, engram.UserFromContext(ctx))); err != nil { // MCP sets only the context's user
 			return nil, nil, err
 		}
 		readSpeakers(out, named)

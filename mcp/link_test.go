@@ -65,3 +65,25 @@ func TestLinkTool(t *testing.T) {
 		}
 	})
 }
+
+// TestHopsForUser: a recall for an end user follows links to that user's
+// own memories (the hop reads the call's user, as every other read does).
+func TestHopsForUser(t *testing.T) {
+	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
+		e := newEnv(t, storetest.Open(t, engine))
+		c := connect(t, key(t, e.db, "acme"), e.srv.URL)
+		id := func(content string) string {
+			r := c.Call(t, "remember", map[string]any{"content": content, "category": "life", "user_id": "ann"})
+			return r["memory"].(map[string]any)["id"].(string)
+		}
+		cat, food := id("We adopted a grey cat called Dumpling"), id("She only eats salmon kibble")
+		c.Call(t, "link", map[string]any{"from": food, "to": cat, "relation": "mentions"})
+		r := c.Call(t, "recall", map[string]any{"query": "what does Dumpling have for dinner", "hops": 1, "user_id": "ann"})
+		for _, it := range r["items"].([]any) {
+			if it.(map[string]any)["id"] == food {
+				return
+			}
+		}
+		t.Fatalf("ann's recall with hops: %v", r["items"])
+	})
+}
