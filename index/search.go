@@ -322,6 +322,11 @@ func (ix *Index) rows(ctx context.Context, t *tenant, docs []scored) ([]*engram.
 	return out, nil
 }
 
+// maxFeedbackScan bounds how deep feedbackRows looks for matches the
+// reader may read (four rounds): past it, the expansion reads what it
+// found.
+const maxFeedbackScan = 64 * prfDocs
+
 // feedbackRows returns the rows of the first-pass matches that
 // pseudo-relevance feedback reads: the prfDocs best that keep passes and,
 // when ctx carries a reader (engram.ReaderFromContext), whose security
@@ -355,7 +360,7 @@ func (ix *Index) feedbackRows(ctx context.Context, t *tenant, s *scratch, keep f
 				return out, nil
 			}
 		}
-		if len(first) < k {
+		if len(first) < k || k >= maxFeedbackScan {
 			return out, nil
 		}
 		read = len(first)

@@ -191,6 +191,9 @@ func (f *Feedback) target(ctx context.Context, tx engram.FeedbackTx, in *engram.
 			if rec, err = tx.FindRecallScores(ctx, answer.RecallID); err != nil {
 				return nil, nil, nil, nil, err
 			}
+			if !ratedBy(rec.UserID, in.UserID) { // a shared answer given from another user's recall
+				return nil, nil, nil, nil, engram.Errorf(engram.ENOTFOUND, "interaction %q not found", in.InteractionID)
+			}
 		}
 	case in.RecallID != "":
 		if rec, err = tx.FindRecallScores(ctx, in.RecallID); err != nil {

@@ -89,11 +89,17 @@ func (db *DB) ImportTenant(ctx context.Context, r io.Reader, ids string) (*engra
 		if err := tx.Exec(`UPDATE tenants SET feed_seq = ? WHERE id = ?`, head, tenant).Error; err != nil {
 			return fmt.Errorf("store: import: %w", err)
 		}
+		// The vectors' save time is the import's end, however long it
+		// took, so that other servers' partial reads see them.
+		if err := tx.Exec(`UPDATE memory_vectors SET saved_at = ? WHERE tenant_id = ?`, db.now().UnixMilli(), tenant).Error; err != nil {
+			return fmt.Errorf("store: import: %w", err)
+		}
 		return db.checkQuota(tx, tenant, added)
 	})
 	if err != nil {
 		return nil, err
 	}
+	db.vectors.drop(tenant)
 	return res, nil
 }
 
@@ -131,9 +137,7 @@ func (db *DB) insertRecord(tx *gorm.DB, tenant string, rec importRecord, head *i
 		if len(seq) == 0 {
 			return engram.Errorf(engram.EINVALID, "line %d: memory_vector of unknown memory %v", rec.line, args[i])
 		}
-		cols[i], args[i] = "memory_seq", seq[0]
-		// stamped now, so that the vector caches' partial reads see it
-		cols, args = append(cols, "saved_at"), append(args, db.now().UnixMilli())
+		cols[i], args[i] = "memory_seq", seq[0] // saved_at: stamped at the import's end
 	}
 	q := `INSERT INTO ` + rec.table + ` (` + strings.Join(cols, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
 	if err := tx.Exec(q, args...).Error; err != nil {

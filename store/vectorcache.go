@@ -43,10 +43,13 @@ const (
 // archived) with their agent and user, so that a search ranks only what
 // it may return. What a partial read cannot see waits for the next whole
 // one: a memory deleted, archived or moved to another agent or user
-// since keeps its vector's place in the shortlist (VectorSearch reads
-// the memories it returns from the store, so it never comes back), and
-// a vector saved by a server whose clock runs more than clockSlack
-// behind is missed until then. The least recently searched sets go
+// since keeps its vector's place in the old owner's shortlist
+// (VectorSearch reads the memories it returns from the store, so it never
+// comes back) and is missing from the new owner's, and a vector saved by
+// a server whose clock runs more than clockSlack behind is missed until
+// then. This server's drop (ForgetUser, ResetTenant, an import) empties
+// the tenant's sets at once, and a read that began before it is read
+// whole again. The least recently searched sets go
 // first once the sets hold more than max bytes.
 type vectorCache struct {
 	ttl time.Duration
@@ -60,6 +63,9 @@ type vectorCache struct {
 	// of its own happened may have missed it, and is read again at its
 	// next search.
 	saves map[vectorKey]int64
+	// drops counts drop per tenant: a set whose read began before one is
+	// read whole again at its next search.
+	drops map[string]int64
 }
 
 type vectorKey struct{ tenant, model string }
@@ -82,7 +88,7 @@ type cachedVector struct {
 }
 
 func newVectorCache(max int64, ttl time.Duration, now engram.Clock) *vectorCache {
-	return &vectorCache{ttl: ttl, max: max, now: now, sets: map[vectorKey]*vectorSet{}, saves: map[vectorKey]int64{}}
+	return &vectorCache{ttl: ttl, max: max, now: now, sets: map[vectorKey]*vectorSet{}, saves: map[vectorKey]int64{}, drops: map[string]int64{}}
 }
 
 // set returns the tenant's vectors of model, read from the store when
@@ -98,7 +104,7 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 		c.mu.Unlock()
 		return s, nil
 	}
-	saves := c.saves[k]
+	saves, drops := c.saves[k], c.drops[tenant]
 	partial := s != nil && now.Sub(s.full) < fullEvery*c.ttl
 	var since int64
 	if partial {
@@ -116,6 +122,7 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 		s.bytes += grown
 		if c.sets[k] == s {
 			c.bytes += grown
+			c.evict(k)
 		}
 		if c.saves[k] == saves { // else read again at the next search
 			s.loaded = now
@@ -130,7 +137,7 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 	s.loaded, s.full, s.used = now, now, now
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.saves[k] != saves {
+	if c.saves[k] != saves || c.drops[tenant] != drops {
 		s.loaded, s.full = time.Time{}, time.Time{}
 	}
 	if old := c.sets[k]; old != nil {
@@ -138,18 +145,24 @@ func (c *vectorCache) set(ctx context.Context, db *DB, tenant, model string) (*v
 	}
 	c.sets[k] = s
 	c.bytes += s.bytes
+	c.evict(k)
+	return s, nil
+}
+
+// evict drops the least recently searched sets but keep while the sets
+// hold more than max bytes. The caller holds the cache's lock.
+func (c *vectorCache) evict(keep vectorKey) {
 	for c.bytes > c.max && len(c.sets) > 1 {
 		var oldest vectorKey
 		var t time.Time
 		for key, o := range c.sets {
-			if key != k && (t.IsZero() || o.used.Before(t)) {
+			if key != keep && (t.IsZero() || o.used.Before(t)) {
 				oldest, t = key, o.used
 			}
 		}
 		c.bytes -= c.sets[oldest].bytes
 		delete(c.sets, oldest)
 	}
-	return s, nil
 }
 
 // saved puts a vector this process saved into its tenant's loaded set.
@@ -169,13 +182,14 @@ func (c *vectorCache) saved(tenant, model string, row cachedVector) {
 
 // drop forgets the tenant's sets, so that its next search reads them
 // whole: after this process deleted vectors (ForgetUser, ResetTenant),
-// which a partial read would not see go.
+// which a partial read would not see go, or imported them.
 func (c *vectorCache) drop(tenant string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops[tenant]++
 	for k, s := range c.sets {
 		if k.tenant == tenant {
 			c.bytes -= s.bytes

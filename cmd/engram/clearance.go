@@ -44,6 +44,9 @@ func (s denseStore) VectorSearch(ctx context.Context, model string, vec []float3
 // EachReflection implements learning.RecallStore: the reflections a
 // reflect-intent recall may inject, as the reader may see them.
 func (s recallStore) EachReflection(ctx context.Context, fn func(*engram.Reflection) error) error {
+	if engram.ReaderFromContext(ctx) == nil {
+		return s.DB.EachReflection(ctx, fn)
+	}
 	var rs []*engram.Reflection
 	if err := s.DB.EachReflection(ctx, func(r *engram.Reflection) error {
 		rs = append(rs, r)

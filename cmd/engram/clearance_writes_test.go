@@ -142,6 +142,26 @@ func TestReflectGroupNames(t *testing.T) {
 		if _, _, b := call(t, m, "GET", "/v1/reflections", internal, "", ""); strings.Contains(b, "initech") || !strings.Contains(b, "[withheld: confidential]") {
 			t.Errorf("a masked reflection through an internal key: %s", b)
 		}
+		// Masked, bob's confidential group is still bob's: MCP reflect for
+		// ann does not show it.
+		for _, c := range []string{"Payroll for bob is due Friday", "Payroll of bob moved to May", "Payroll: bob's raise approved"} {
+			writeAs(t, m, secret, `{"content":"`+c+`","category":"work","user_id":"bob","security_level":"confidential","tags":["payroll"]}`)
+		}
+		b := mcpTool(t, m, internal, "reflect", map[string]any{"user_id": "ann"})
+		_, _, list := call(t, m, "GET", "/v1/reflections?user_id=bob", secret, "", "")
+		var bobs struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(list), &bobs); err != nil || len(bobs.Items) != 2 {
+			t.Fatalf("bob's reflections: %v %s", err, list)
+		}
+		for _, r := range bobs.Items {
+			if strings.Contains(b, r.ID) {
+				t.Errorf("MCP reflect for ann, masked: names bob's reflection %s: %s", r.ID, b)
+			}
+		}
 	})
 }
 
@@ -169,10 +189,18 @@ func TestFeedbackOtherUsersAnswer(t *testing.T) {
 			return rec.ID, in.ID
 		}
 		rec, in := answer("bob")
+		// A shared interaction given from bob's recall is bob's answer too.
+		_, _, b := call(t, m, "POST", "/v1/interactions", k, "application/json",
+			`{"prompt":"what is my dog named?","response":"Your dog is named Rex","recall_id":"`+rec+`"}`)
+		var via struct {
+			ID string `json:"interaction_id"`
+		}
+		_ = json.Unmarshal([]byte(b), &via)
 		_, _, before := call(t, m, "GET", "/v1/memories/"+bob, k, "", "")
 		for _, body := range []string{
 			`{"interaction_id":"` + in + `","thumb":"down","correction":"The user's dog is named Max","user_id":"ann"}`,
 			`{"recall_id":"` + rec + `","thumb":"down","user_id":"ann"}`,
+			`{"interaction_id":"` + via.ID + `","thumb":"down","user_id":"ann"}`,
 		} {
 			if s, _, b := call(t, m, "POST", "/v1/feedback", k, "application/json", body); s != http.StatusNotFound {
 				t.Errorf("feedback for ann on bob's answer: %d %s, want 404", s, b)

@@ -20,10 +20,8 @@ type Aliases struct {
 func (s Aliases) SetAlias(ctx context.Context, alias, key string) (*engram.Alias, error) {
 	if engram.ReaderFromContext(ctx) != nil {
 		m, err := s.Memories.FindMemoryByKey(ctx, key)
-		if err == nil || engram.ErrorCode(err) == engram.ENOTFOUND {
-			if err := guard(ctx, m, err); err != nil {
-				return nil, err
-			}
+		if err := guard(ctx, m, err); err != nil {
+			return nil, err
 		}
 	}
 	return s.AliasService.SetAlias(ctx, alias, key)

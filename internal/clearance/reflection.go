@@ -3,6 +3,7 @@ package clearance
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/engram-memory/engram"
 )
@@ -48,7 +49,7 @@ func SeeReflections(ctx context.Context, levels Levels, rs []*engram.Reflection)
 				continue
 			}
 			c := *refl // a group key names a tag or subcategory
-			c.Group, c.Title, c.Markdown, c.HTML = MaskedText(level), MaskedText(level), MaskedText(level), ""
+			c.Group, c.Title, c.Markdown, c.HTML = userPrefix(refl.Group)+MaskedText(level), MaskedText(level), MaskedText(level), ""
 			out = append(out, &c)
 		case r.MaskPII:
 			c := *refl
@@ -85,7 +86,7 @@ func SeeReflection(ctx context.Context, levels Levels, refl *engram.Reflection, 
 // no known level: below clearance secret its group and reason are masked.
 func SeeOutcomes(ctx context.Context, find func(context.Context, string) (*engram.Reflection, error), res *engram.ReflectResult) (*engram.ReflectResult, error) {
 	r := engram.ReaderFromContext(ctx)
-	if r == nil || res == nil {
+	if r == nil || res == nil || engram.Cleared(r.Clearance, engram.SecuritySecret) {
 		return res, nil
 	}
 	see := func(os []engram.ReflectOutcome) ([]engram.ReflectOutcome, error) {
@@ -93,7 +94,7 @@ func SeeOutcomes(ctx context.Context, find func(context.Context, string) (*engra
 		for _, o := range os {
 			if o.ID == "" {
 				if !engram.Cleared(r.Clearance, engram.SecuritySecret) {
-					o.Group, o.Reason = MaskedText("unknown"), ""
+					o.Group, o.Reason = userPrefix(o.Group)+MaskedText("unknown"), ""
 				}
 				out = append(out, o)
 				continue
@@ -122,4 +123,16 @@ func SeeOutcomes(ctx context.Context, find func(context.Context, string) (*engra
 		return nil, err
 	}
 	return &c, nil
+}
+
+// userPrefix is the "@<user>/" an end user's group key opens with, or "":
+// a masked group keeps whose it is, so that a door showing one user's
+// groups (MCP reflect) can still leave out the others'.
+func userPrefix(group string) string {
+	if strings.HasPrefix(group, "@") {
+		if i := strings.Index(group, "/"); i > 0 {
+			return group[:i+1]
+		}
+	}
+	return ""
 }
