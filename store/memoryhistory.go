@@ -199,6 +199,13 @@ func (db *DB) mutateTx(ctx context.Context, tx *gorm.DB, tenant, where string, a
 	if err := db.checkQuota(tx, tenant, changeUsage(row, &next)); err != nil {
 		return nil, err
 	}
+	if row.AgentID != next.AgentID || row.UserID != next.UserID || row.Valid != next.Valid || row.Archived != next.Archived {
+		// The vector caches' partial reads read what was saved since:
+		// a new owner or a death is news to them too (vectorCache).
+		if err := tx.Exec(`UPDATE memory_vectors SET saved_at = ? WHERE memory_seq = ?`, db.now().UnixMilli(), row.Seq).Error; err != nil {
+			return nil, fmt.Errorf("store: update memory: vector: %w", err)
+		}
+	}
 	out := next.toMemory()
 	return out, db.appendEvent(ctx, tenant, action, before, out)
 }

@@ -178,9 +178,9 @@ func TestVectorSearchShortlist(t *testing.T) {
 
 // Between whole reads a cached set reads only the vectors saved since its
 // last read: another server's new and re-embedded vectors arrive after
-// the TTL; a vector stamped by a clock running far behind, and a memory
-// another server deleted, wait for the next whole read (60 × the TTL),
-// and a deleted memory is never returned meanwhile.
+// the TTL, and so do its deletes and moves to another agent; a vector
+// stamped by a clock running far behind waits for the next whole read
+// (60 × the TTL).
 func TestVectorCachePartialReads(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		var clock atomic.Int64
@@ -222,7 +222,7 @@ func TestVectorCachePartialReads(t *testing.T) {
 		}
 		two := mk(b, "coffee after lunch", 0.9, 0.1, 0)
 		lag := mk(late, "cocoa at night", 0.8, 0.2, 0)
-		clock.Add(int64(2 * time.Second))
+		clock.Add(int64(10 * time.Second)) // past the TTL and the clock slack
 		if got := found(); !slices.Equal(got, []string{one, two, three}) {
 			t.Fatalf("a partial read: %v, want the new vector and not the late clock's", got)
 		}
@@ -232,12 +232,29 @@ func TestVectorCachePartialReads(t *testing.T) {
 		if _, err := b.DeleteMemory(ctx, two, nil); err != nil {
 			t.Fatal(err)
 		}
-		clock.Add(int64(2 * time.Second))
+		clock.Add(int64(10 * time.Second)) // past the TTL and the clock slack
 		if got := found(); !slices.Equal(got, []string{three, one}) {
 			t.Fatalf("after another server re-embedded one and deleted two: %v", got)
 		}
+		if n := store.CachedVectors(ctx, a); n != 2 {
+			t.Fatalf("the partial read left %d vectors cached, want the deleted memory's out", n)
+		}
+		// Another server moves three to the planner agent: the planner's
+		// search finds it after the TTL, the shared search no longer.
+		planner := "planner"
+		if _, err := b.UpdateMemory(ctx, three, engram.MemoryUpdate{AgentID: &planner}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(int64(10 * time.Second)) // past the TTL and the clock slack
+		hits, err := a.VectorSearch(ctx, "m", []float32{1, 0, 0}, planner, 10)
+		if err != nil || len(hits) != 2 || hits[0].Memory.ID != three {
+			t.Fatalf("the planner's search after the move: %v %v", hits, err)
+		}
+		if got := found(); !slices.Equal(got, []string{one}) {
+			t.Fatalf("the shared search after the move: %v", got)
+		}
 		clock.Add(int64(time.Minute))
-		if got := found(); !slices.Equal(got, []string{lag, three, one}) {
+		if got := found(); !slices.Equal(got, []string{lag, one}) {
 			t.Fatalf("a whole read: %v, want the late clock's vector too", got)
 		}
 	})

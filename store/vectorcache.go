@@ -41,16 +41,17 @@ const (
 // ttl, as the embeddings follower's poll already lets new text wait for
 // its vector. A set holds the vectors of live memories (valid, not
 // archived) with their agent and user, so that a search ranks only what
-// it may return. What a partial read cannot see waits for the next whole
-// one: a memory deleted, archived or moved to another agent or user
-// since keeps its vector's place in the old owner's shortlist
-// (VectorSearch reads the memories it returns from the store, so it never
-// comes back) and is missing from the new owner's, and a vector saved by
-// a server whose clock runs more than clockSlack behind is missed until
-// then. This server's drop (ForgetUser, ResetTenant, an import) empties
-// the tenant's sets at once, and a read that began before it is read
-// whole again. The least recently searched sets go
-// first once the sets hold more than max bytes.
+// it may return: a change of a memory's agent, user, validity or archived
+// flag stamps its vector's saved_at (mutateTx), so partial reads move or
+// drop it too. What a partial read cannot see waits for the next whole
+// one: vectors deleted with their memories (ForgetUser, ResetTenant) and
+// memories that expired keep their places in the shortlist (VectorSearch
+// reads the memories it returns from the store, so they never come
+// back), and a vector saved by a server whose clock runs more than
+// clockSlack behind is missed. This server's drop (ForgetUser,
+// ResetTenant, an import) empties the tenant's sets at once, and a read
+// that began before it is read whole again. The least recently searched
+// sets go first once the sets hold more than max bytes.
 type vectorCache struct {
 	ttl time.Duration
 	max int64
