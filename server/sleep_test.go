@@ -17,13 +17,7 @@ import (
 // work, and re-reflects; a second sleep right after changes nothing.
 func TestSleep(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		e := newFeedbackEnv(t, engine)
-		key, _ := e.tenant(t, "acme")
-		tenant, err := e.db.FindTenant(context.Background(), "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := engram.NewContextWithActor(engram.NewContextWithTenant(context.Background(), tenant.ID), engram.Actor{KeyID: "sleep"})
+		e, key, ctx := sleepEnv(t, engine)
 		t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
 		e.clock.set(t0)
 		keep := create(t, e.env, key, `{"content":"User drinks black coffee every morning at home","category":"preference","source":"chat-1","tags":["coffee"]}`)
@@ -105,13 +99,7 @@ func TestSleep(t *testing.T) {
 // would move its tags and provenance there.
 func TestSleepMergesWithinOwner(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
-		e := newFeedbackEnv(t, engine)
-		key, _ := e.tenant(t, "acme")
-		tenant, err := e.db.FindTenant(context.Background(), "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := engram.NewContextWithActor(engram.NewContextWithTenant(context.Background(), tenant.ID), engram.Actor{KeyID: "sleep"})
+		e, key, ctx := sleepEnv(t, engine)
 		mk := func(text, rest string) string {
 			return create(t, e.env, key, `{"content":"`+text+`","category":"preference",`+rest+`}`).ID
 		}
@@ -136,4 +124,17 @@ func TestSleepMergesWithinOwner(t *testing.T) {
 			t.Error("ann's second memory was not merged into her first")
 		}
 	})
+}
+
+// sleepEnv is a feedback env with tenant acme, its key, and the context a
+// sleep of acme runs in.
+func sleepEnv(t *testing.T, engine string) (*fbEnv, string, context.Context) {
+	t.Helper()
+	e := newFeedbackEnv(t, engine)
+	key, _ := e.tenant(t, "acme")
+	tenant, err := e.db.FindTenant(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, key, engram.NewContextWithActor(engram.NewContextWithTenant(context.Background(), tenant.ID), engram.Actor{KeyID: "sleep"})
 }

@@ -47,18 +47,7 @@ func TestVectorCache(t *testing.T) {
 			}
 		}
 		// found lists the ids a search from (1, 0, 0) finds, best first.
-		found := func(db *store.DB, ctx context.Context) []string {
-			t.Helper()
-			hits, err := db.VectorSearch(ctx, "m", []float32{1, 0, 0}, "", 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, h.Memory.ID)
-			}
-			return ids
-		}
+		found := func(db *store.DB, ctx context.Context) []string { return searchIDs(t, db, ctx, "", 10) }
 		one, two, three, annS := mk(ctx, "tea in the morning"), mk(ctx, "coffee after lunch"), mk(ctx, "cocoa at night"), mk(ann, "ann's own note")
 		save(a, ctx, one, 1, 0, 0)
 		if got := found(a, ctx); !slices.Equal(got, []string{one}) {
@@ -161,15 +150,7 @@ func TestVectorSearchShortlist(t *testing.T) {
 		own := mk("writer", "the writer's outline", 0.5, 0.5, 0)
 		shared := mk("", "the house style", 0.4, 0.6, 0)
 		for name, db := range map[string]*store.DB{"cached": cached, "uncached": uncached} {
-			hits, err := db.VectorSearch(ctx, "m", []float32{1, 0, 0}, "writer", 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, h.Memory.ID)
-			}
-			if !slices.Equal(ids, []string{own, shared}) {
+			if ids := searchIDs(t, db, ctx, "writer", 5); !slices.Equal(ids, []string{own, shared}) {
 				t.Fatalf("%s: the writer's search found %v, want its own and the shared memory", name, ids)
 			}
 		}
@@ -204,18 +185,7 @@ func TestVectorCachePartialReads(t *testing.T) {
 			}
 			return m.Memory.ID
 		}
-		found := func() []string {
-			t.Helper()
-			hits, err := a.VectorSearch(ctx, "m", []float32{1, 0, 0}, "", 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, h := range hits {
-				ids = append(ids, h.Memory.ID)
-			}
-			return ids
-		}
+		found := func() []string { return searchIDs(t, a, ctx, "", 10) }
 		one, three := mk(a, "tea in the morning", 1, 0, 0), mk(a, "juice at noon", 0.5, 0.5, 0)
 		if got := found(); !slices.Equal(got, []string{one, three}) {
 			t.Fatalf("first search: %v", got)
@@ -303,4 +273,19 @@ func TestVectorCacheForget(t *testing.T) {
 			t.Fatalf("after a reset the cache holds %d vectors", n)
 		}
 	})
+}
+
+// searchIDs lists the ids a search from (1, 0, 0) for agent finds, best
+// first.
+func searchIDs(t *testing.T, db *store.DB, ctx context.Context, agent string, limit int) []string {
+	t.Helper()
+	hits, err := db.VectorSearch(ctx, "m", []float32{1, 0, 0}, agent, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.Memory.ID)
+	}
+	return ids
 }

@@ -96,7 +96,14 @@ func (s reflectionStore) FindReflections(ctx context.Context, f engram.Reflectio
 // reflector is the reflections service as a key uses it: a reflect run's
 // outcomes name only groups whose reflection the key may see
 // (clearance.SeeOutcomes).
-type reflector struct{ engram.ReflectionService }
+type reflector struct {
+	engram.ReflectionService
+	find findReflection
+}
+
+// findReflection reads a reflection through the key's clearance, not
+// rendered (reflectionStore.FindReflectionByID).
+type findReflection func(context.Context, string) (*engram.Reflection, error)
 
 // Reflect implements engram.ReflectionService.
 func (r reflector) Reflect(ctx context.Context, req engram.ReflectRequest) (*engram.ReflectResult, error) {
@@ -104,7 +111,7 @@ func (r reflector) Reflect(ctx context.Context, req engram.ReflectRequest) (*eng
 	if err != nil {
 		return nil, err
 	}
-	return clearance.SeeOutcomes(ctx, r.FindReflectionByID, res)
+	return clearance.SeeOutcomes(ctx, r.find, res)
 }
 
 // jobReader is the job service as a key reads it: a finished reflect or
@@ -112,7 +119,7 @@ func (r reflector) Reflect(ctx context.Context, req engram.ReflectRequest) (*eng
 // are filtered when it is read, as the inline answer's are.
 type jobReader struct {
 	engram.JobService
-	refl engram.ReflectionService // read through the key's clearance
+	find findReflection
 }
 
 // FindJobByID implements engram.JobService.
@@ -152,7 +159,7 @@ func (s jobReader) see(ctx context.Context, j *engram.Job) error {
 			return fmt.Errorf("job %s: result: %w", j.ID, err)
 		}
 		var seen *engram.ReflectResult
-		if seen, err = clearance.SeeOutcomes(ctx, s.refl.FindReflectionByID, &res); err != nil {
+		if seen, err = clearance.SeeOutcomes(ctx, s.find, &res); err != nil {
 			return err
 		}
 		j.Result, err = json.Marshal(seen)
@@ -161,7 +168,7 @@ func (s jobReader) see(ctx context.Context, j *engram.Job) error {
 		if err = json.Unmarshal(j.Result, &res); err != nil {
 			return fmt.Errorf("job %s: result: %w", j.ID, err)
 		}
-		if res.Reflect, err = clearance.SeeOutcomes(ctx, s.refl.FindReflectionByID, res.Reflect); err != nil {
+		if res.Reflect, err = clearance.SeeOutcomes(ctx, s.find, res.Reflect); err != nil {
 			return err
 		}
 		j.Result, err = json.Marshal(res)

@@ -20,7 +20,7 @@ import (
 // `engram mcp` (stdio) and for /mcp on the HTTP server.
 func NewMCP(cfg configs.Config, db *store.DB, s *Services, logger *slog.Logger) *mcp.Server {
 	return mcp.New(mcp.Config{
-		Memories: s.Memories, Aliases: clearance.Aliases{AliasService: db, Memories: db}, Recall: s.Recall, Feedback: clearance.Feedback{FeedbackService: s.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{s.Reflections}, Jobs: jobReader{s.Jobs, s.Reflections}, Auth: db, Health: db,
+		Memories: s.Memories, Aliases: clearance.Aliases{AliasService: db, Memories: db}, Recall: s.Recall, Feedback: clearance.Feedback{FeedbackService: s.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{s.Reflections, reflectionStore{db}.FindReflectionByID}, Jobs: jobReader{s.Jobs, reflectionStore{db}.FindReflectionByID}, Auth: db, Health: db,
 		Sessions: s.Working, Prompt: s.Working,
 		Categories: cfg.Memory.Categories, Gate: cfg.Memory.Gate == "on", GateMode: cfg.Memory.GateMode,
 		Limits: mcp.Limits{MaxArgumentBytes: cfg.Limits.MaxBodyBytes, MaxJSONDepth: cfg.Limits.MaxJSONDepth, MaxBatch: cfg.Limits.MaxBatch,

@@ -159,10 +159,10 @@ func NewServices(cfg configs.Config, db *store.DB, logger *slog.Logger) (*Servic
 		rc.Chat = reflections.NewChat(r.BaseURL, r.Model, r.APIKey, r.Timeout)
 	}
 	services.Reflections = reflections.New(reflectionStore{db}, rc, logger)
-	services.Sleep = sleep.New(db, reflector{services.Reflections}, sleep.Config{
+	services.Sleep = sleep.New(db, reflector{services.Reflections, reflectionStore{db}.FindReflectionByID}, sleep.Config{
 		MergeSimilarity: cfg.Sleep.MergeSimilarity, ArchiveBelow: cfg.Sleep.ArchiveBelow,
 		CompactAfter: cfg.Sleep.CompactAfter, Scoring: cfg.Scoring}, time.Now)
-	services.Jobs = jobs.New(db, reflector{services.Reflections}, services.Sleep, jobs.Config{Holder: holderName(),
+	services.Jobs = jobs.New(db, reflector{services.Reflections, reflectionStore{db}.FindReflectionByID}, services.Sleep, jobs.Config{Holder: holderName(),
 		InlineMaxMemories: cfg.Jobs.InlineMaxMemories, Lease: cfg.Jobs.Lease, Poll: cfg.Jobs.Poll,
 		MaxAttempts: cfg.Jobs.MaxAttempts, Categories: cfg.Memory.Categories}, logger.With("component", "jobs"))
 	services.Working = working.New(db, services.Memories, routes, recall, tok, working.Config{Sessions: cfg.Sessions, Limits: cfg.Limits,
@@ -197,7 +197,7 @@ func NewServer(cfg configs.Config, db *store.DB, services *Services, registry *p
 	}
 	return server.New(server.Config{
 		Memories: services.Memories, Auth: db, Health: db, Router: services.Router, Recall: services.Recall,
-		Feedback: clearance.Feedback{FeedbackService: services.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{services.Reflections}, Jobs: jobReader{services.Jobs, services.Reflections}, Export: exporter, Users: services.Users, Aliases: clearance.Aliases{AliasService: db, Memories: db},
+		Feedback: clearance.Feedback{FeedbackService: services.Feedback, Memories: db, Levels: db.MemoryLevels}, Reflections: reflector{services.Reflections, reflectionStore{db}.FindReflectionByID}, Jobs: jobReader{services.Jobs, reflectionStore{db}.FindReflectionByID}, Export: exporter, Users: services.Users, Aliases: clearance.Aliases{AliasService: db, Memories: db},
 		Sessions: services.Working, Personas: services.Working, Prompt: services.Working,
 		MCP: NewMCP(cfg, db, services, logger).Handler(), Console: console,
 		Logger: logger, TrustedProxies: cfg.Server.TrustedProxies,

@@ -33,7 +33,7 @@ func (s Aliases) FindAlias(ctx context.Context, alias string) (*engram.Alias, er
 	if err != nil {
 		return nil, err
 	}
-	if err := s.guardID(ctx, a.MemoryID); err != nil {
+	if err := guardID(ctx, s.Memories, a.MemoryID); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -49,16 +49,8 @@ func (s Aliases) DeleteAlias(ctx context.Context, alias string) (*engram.Alias, 
 
 // FindAliases implements engram.AliasService.
 func (s Aliases) FindAliases(ctx context.Context, memoryID string) ([]*engram.Alias, error) {
-	if err := s.guardID(ctx, memoryID); err != nil {
+	if err := guardID(ctx, s.Memories, memoryID); err != nil {
 		return nil, err
 	}
 	return s.AliasService.FindAliases(ctx, memoryID)
-}
-
-func (s Aliases) guardID(ctx context.Context, id string) error {
-	if engram.ReaderFromContext(ctx) == nil {
-		return nil
-	}
-	m, err := s.Memories.FindMemoryByID(ctx, id)
-	return guard(ctx, m, err)
 }

@@ -200,17 +200,19 @@ func guard(ctx context.Context, m *engram.Memory, err error) error {
 	return engram.Errorf(engram.ENOTFOUND, "memory not found")
 }
 
-func (s Memories) guardID(ctx context.Context, id string) error {
+// guardID is guard of the memory id as ms reads it; without a reader it
+// reads nothing.
+func guardID(ctx context.Context, ms engram.MemoryService, id string) error {
 	if engram.ReaderFromContext(ctx) == nil {
 		return nil
 	}
-	m, err := s.MemoryService.FindMemoryByID(ctx, id)
+	m, err := ms.FindMemoryByID(ctx, id)
 	return guard(ctx, m, err)
 }
 
 // UpdateMemory implements engram.MemoryService.
 func (s Memories) UpdateMemory(ctx context.Context, id string, u engram.MemoryUpdate) (*engram.Memory, error) {
-	if err := s.guardID(ctx, id); err != nil {
+	if err := guardID(ctx, s.MemoryService, id); err != nil {
 		return nil, err
 	}
 	m, err := s.MemoryService.UpdateMemory(ctx, id, u)
@@ -219,7 +221,7 @@ func (s Memories) UpdateMemory(ctx context.Context, id string, u engram.MemoryUp
 
 // DeleteMemory implements engram.MemoryService.
 func (s Memories) DeleteMemory(ctx context.Context, id string, expect *int64) (*engram.Memory, error) {
-	if err := s.guardID(ctx, id); err != nil {
+	if err := guardID(ctx, s.MemoryService, id); err != nil {
 		return nil, err
 	}
 	m, err := s.MemoryService.DeleteMemory(ctx, id, expect)
@@ -228,7 +230,7 @@ func (s Memories) DeleteMemory(ctx context.Context, id string, expect *int64) (*
 
 // RollbackMemory implements engram.MemoryService.
 func (s Memories) RollbackMemory(ctx context.Context, id string, version int64, expect *int64) (*engram.Memory, error) {
-	if err := s.guardID(ctx, id); err != nil {
+	if err := guardID(ctx, s.MemoryService, id); err != nil {
 		return nil, err
 	}
 	m, err := s.MemoryService.RollbackMemory(ctx, id, version, expect)

@@ -46,12 +46,8 @@ func (s Links) FindLinks(ctx context.Context, id string) ([]*engram.Link, error)
 }
 
 func (s Links) guardIDs(ctx context.Context, ids ...string) error {
-	if engram.ReaderFromContext(ctx) == nil {
-		return nil
-	}
 	for _, id := range ids {
-		m, err := s.Memories.FindMemoryByID(ctx, id)
-		if err := guard(ctx, m, err); err != nil {
+		if err := guardID(ctx, s.Memories, id); err != nil {
 			return err
 		}
 	}
