@@ -55,7 +55,7 @@ type uniqueRule int
 
 const (
 	ruleOther        uniqueRule = iota
-	ruleDedupe                  // memories_dedupe: one live copy of a content per tenant, agent and category
+	ruleDedupe                  // memories_dedupe: one live copy of a content per tenant, user, agent, category and level
 	ruleKey                     // memories_tenant_key: one memory per key
 	ruleEventVersion            // memory_events (memory_id, version): two writers made the same version
 )
@@ -101,7 +101,7 @@ func (d sqliteDialect) uniqueRule(err error) uniqueRule {
 	}
 	_, cols, _ := strings.Cut(e.Error(), "constraint failed: ")
 	switch cols {
-	case "memories.tenant_id, memories.user_id, memories.agent_id, memories.category, memories.content_hash":
+	case "memories.tenant_id, memories.user_id, memories.agent_id, memories.category, memories.security_level, memories.content_hash":
 		return ruleDedupe
 	case "memories.tenant_id, memories.user_id, memories.key":
 		return ruleKey

@@ -15,8 +15,9 @@ import (
 )
 
 // CreateMemory implements engram.MemoryService. Defaults fill unset
-// fields; identical content (see contentHash) in the same tenant and
-// category returns the existing memory with Deduplicated set.
+// fields; identical content (see contentHash) of the same user, agent,
+// category and security level returns the existing memory with
+// Deduplicated set.
 func (db *DB) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
 	res, err := db.CreateMemories(ctx, []*engram.Memory{m})
 	if err != nil {
@@ -124,22 +125,24 @@ func (db *DB) deriveAll(ms []*engram.Memory) []derived {
 const deriveChunk = 32
 
 // dedupeKey is what makes two memories duplicates (the memories_dedupe
-// index): user, agent, category and content hash, for memories without a
-// key.
-type dedupeKey struct{ user, agent, category, hash string }
+// index): user, agent, category, security level and content hash, for
+// memories without a key. The level is part of it so that a write never
+// meets a memory at another level: one above the writer's clearance
+// would tell it that its text is stored there.
+type dedupeKey struct{ user, agent, category, level, hash string }
 
 // findDuplicates returns the live memories of the tenant that the
 // memories without a key in ms duplicate, read in one statement per agent
 // and category (and 500 hashes) rather than one per memory; each uses the
 // memories_dedupe index.
 func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, ds []derived) (map[dedupeKey]*engram.Memory, error) {
-	type group struct{ user, agent, category string }
+	type group struct{ user, agent, category, level string }
 	hashes := map[group][]string{}
 	var groups []group
 	seen := map[dedupeKey]bool{}
 	for i, m := range ms {
 		if m.Key == "" {
-			g, k := group{m.UserID, m.AgentID, m.Category}, dedupeKey{m.UserID, m.AgentID, m.Category, ds[i].hash}
+			g, k := group{m.UserID, m.AgentID, m.Category, m.SecurityLevel}, dedupeKey{m.UserID, m.AgentID, m.Category, m.SecurityLevel, ds[i].hash}
 			if seen[k] {
 				continue
 			}
@@ -156,8 +159,8 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 		for i := 0; i < len(hs); i += 500 {
 			var rows []memoryRow
 			in, list := inList(tx, "content_hash", hs[i:min(i+500, len(hs))])
-			if err := tx.Select(readColumns).Where("tenant_id = ? AND user_id = ? AND agent_id = ? AND category = ? AND "+in+" AND key IS NULL AND valid AND NOT archived",
-				tenant, g.user, g.agent, g.category, list).Find(&rows).Error; err != nil {
+			if err := tx.Select(readColumns).Where("tenant_id = ? AND user_id = ? AND agent_id = ? AND category = ? AND security_level = ? AND "+in+" AND key IS NULL AND valid AND NOT archived",
+				tenant, g.user, g.agent, g.category, g.level, list).Find(&rows).Error; err != nil {
 				return nil, fmt.Errorf("store: find duplicates: %w", err)
 			}
 			for j := range rows {
@@ -173,7 +176,7 @@ func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms
 					}
 					continue
 				}
-				dups[dedupeKey{row.UserID, row.AgentID, row.Category, row.ContentHash}] = dup
+				dups[dedupeKey{row.UserID, row.AgentID, row.Category, row.SecurityLevel, row.ContentHash}] = dup
 			}
 		}
 	}
@@ -205,7 +208,7 @@ func (db *DB) insertDerived(ctx context.Context, tx *gorm.DB, tenant string, ms 
 		at[i] = -1
 		var k dedupeKey
 		if m.Key == "" {
-			k = dedupeKey{m.UserID, m.AgentID, m.Category, ds[i].hash}
+			k = dedupeKey{m.UserID, m.AgentID, m.Category, m.SecurityLevel, ds[i].hash}
 			if dup := dups[k]; dup != nil {
 				results[i] = &engram.CreateResult{Memory: dup, Deduplicated: true}
 				continue

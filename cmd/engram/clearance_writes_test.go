@@ -47,31 +47,56 @@ func mcpTool(t *testing.T, m *Main, key, name string, args map[string]any) strin
 	return string(b)
 }
 
-// TestClearanceDeduplicatedWrite: writing the words of a memory above the
-// key's clearance answers with that memory masked (the writer learns that
-// its text is stored, as with any duplicate, and nothing more: not the
-// stored memory's tags, summary, context or source), over REST, in a
-// batch and through MCP remember.
+// TestClearanceDeduplicatedWrite: a create is a duplicate only of a
+// memory at its own level, so a key writing at its level the text of a
+// memory above its clearance stores its own copy (REST, batch, MCP) and
+// learns nothing of the other, not even that it exists; a second write
+// of its text finds its own copy. A write up to that level still meets
+// the stored memory, masked.
 func TestClearanceDeduplicatedWrite(t *testing.T) {
 	storetest.ForEachEngine(t, func(t *testing.T, engine string) {
 		m, secret, internal, _ := acmeKeys(t, engine)
-		writeAs(t, m, secret, `{"content":"Project Falcon launches in May","category":"work","security_level":"confidential",
+		conf := writeAs(t, m, secret, `{"content":"Project Falcon launches in May","category":"work","security_level":"confidential",
 			"tags":["codename-osprey"],"summary":"acquisition of Initech","context":"board memo 7","source":{"doc":"board-minutes-q3"}}`)
-		leaks := func(b string) bool {
+		_, _, before := call(t, m, "GET", "/v1/memories/"+conf, secret, "", "")
+		details := func(b string) bool {
 			return strings.Contains(b, "osprey") || strings.Contains(b, "Initech") || strings.Contains(b, "board")
 		}
-		for _, p := range []string{"/v1/memories", "/v1/memories/batch"} {
+		leaks := func(b string) bool { return details(b) || strings.Contains(b, conf) }
+		var own string
+		for i, p := range []string{"/v1/memories", "/v1/memories/batch", "/v1/memories"} {
 			body := `{"content":"Project   Falcon launches in May","category":"work"}`
 			if p == "/v1/memories/batch" {
 				body = `{"memories":[` + body + `]}`
 			}
 			s, h, b := call(t, m, "POST", p, internal, "application/json", body)
-			if s >= 300 || leaks(b) || !strings.Contains(b, `"deduplicated":true`) || h.Get("X-Engram-Withheld") == "" {
-				t.Errorf("POST %s through an internal key: %d %v %s", p, s, h, b)
+			if s >= 300 || leaks(b) || h.Get("X-Engram-Withheld") != "" || !strings.Contains(b, `"security_level":"internal"`) {
+				t.Fatalf("POST %s through an internal key: %d %v %s", p, s, h, b)
+			}
+			if dup := strings.Contains(b, `"deduplicated":true`); dup != (i > 0) {
+				t.Errorf("POST %s (write %d): deduplicated %v: %s", p, i, dup, b)
+			}
+			if i == 0 {
+				var res struct {
+					Memory struct {
+						ID string `json:"id"`
+					} `json:"memory"`
+				}
+				_ = json.Unmarshal([]byte(b), &res)
+				own = res.Memory.ID
+			} else if !strings.Contains(b, own) {
+				t.Errorf("POST %s: the duplicate is not the key's own copy %s: %s", p, own, b)
 			}
 		}
-		if b := mcpTool(t, m, internal, "remember", map[string]any{"content": "Project Falcon launches in May", "category": "work"}); leaks(b) {
+		if b := mcpTool(t, m, internal, "remember", map[string]any{"content": "Project Falcon launches in May", "category": "work"}); leaks(b) || !strings.Contains(b, own) {
 			t.Errorf("MCP remember through an internal key: %s", b)
+		}
+		s, h, b := call(t, m, "POST", "/v1/memories", internal, "application/json", `{"content":"Project Falcon launches in May","category":"work","security_level":"confidential"}`)
+		if s >= 300 || details(b) || !strings.Contains(b, `"deduplicated":true`) || h.Get("X-Engram-Withheld") == "" {
+			t.Errorf("a write up to the stored memory's level: %d %v %s", s, h, b)
+		}
+		if _, _, after := call(t, m, "GET", "/v1/memories/"+conf, secret, "", ""); after != before {
+			t.Errorf("the confidential memory changed:\n%s\n%s", before, after)
 		}
 	})
 }

@@ -100,9 +100,11 @@ type Memories struct {
 	engram.MemoryService
 }
 
-// CreateMemory implements engram.MemoryService: the writer of a duplicate
-// learns that its text is stored, as with any duplicate, and nothing
-// more of a stored memory above its clearance (masked, counted).
+// CreateMemory implements engram.MemoryService. The duplicate guard is
+// per security level, so only a write up to a level above the clearance
+// can meet a stored memory the writer may not read: it learns that its
+// text is stored there, as with any duplicate, and nothing more of the
+// memory (masked, counted).
 func (s Memories) CreateMemory(ctx context.Context, m *engram.Memory) (*engram.CreateResult, error) {
 	res, err := s.MemoryService.CreateMemory(ctx, m)
 	if err == nil && res != nil && res.Deduplicated {
