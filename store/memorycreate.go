@@ -132,9 +132,9 @@ const deriveChunk = 32
 type dedupeKey struct{ user, agent, category, level, hash string }
 
 // findDuplicates returns the live memories of the tenant that the
-// memories without a key in ms duplicate, read in one statement per agent
-// and category (and 500 hashes) rather than one per memory; each uses the
-// memories_dedupe index.
+// memories without a key in ms duplicate, read in one statement per user,
+// agent, category and level (and 500 hashes) rather than one per memory;
+// each uses the memories_dedupe index.
 func (db *DB) findDuplicates(ctx context.Context, tx *gorm.DB, tenant string, ms []*engram.Memory, ds []derived) (map[dedupeKey]*engram.Memory, error) {
 	type group struct{ user, agent, category, level string }
 	hashes := map[group][]string{}
