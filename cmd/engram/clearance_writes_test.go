@@ -29,6 +29,22 @@ func writeAs(t *testing.T, m *Main, key, body string) string {
 	return out.Memory.ID
 }
 
+// correct posts a feedback carrying a correction through key and returns
+// the memory the correction became.
+func correct(t *testing.T, m *Main, key, body string) string {
+	t.Helper()
+	s, _, b := call(t, m, "POST", "/v1/feedback", key, "application/json", body)
+	var fb struct {
+		Knowledge struct {
+			MemoryID string `json:"memory_id"`
+		} `json:"knowledge"`
+	}
+	if err := json.Unmarshal([]byte(b), &fb); err != nil || s != http.StatusCreated || fb.Knowledge.MemoryID == "" {
+		t.Fatalf("feedback with a correction: %d %s", s, b)
+	}
+	return fb.Knowledge.MemoryID
+}
+
 // mcpTool calls one MCP tool over HTTP with key and returns its
 // structured result as JSON.
 func mcpTool(t *testing.T, m *Main, key, name string, args map[string]any) string {
@@ -239,17 +255,8 @@ func TestFeedbackOtherUsersAnswer(t *testing.T) {
 		}
 
 		_, shared := answer("")
-		s, _, b := call(t, m, "POST", "/v1/feedback", k, "application/json",
-			`{"interaction_id":"`+shared+`","thumb":"down","correction":"The user's cat is named Miso","user_id":"ann"}`)
-		var fb struct {
-			Knowledge struct {
-				MemoryID string `json:"memory_id"`
-			} `json:"knowledge"`
-		}
-		if err := json.Unmarshal([]byte(b), &fb); err != nil || s != http.StatusCreated || fb.Knowledge.MemoryID == "" {
-			t.Fatalf("feedback for ann on a shared answer: %d %s", s, b)
-		}
-		if _, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, k, "", ""); !strings.Contains(c, `"user_id":"ann"`) {
+		fixed := correct(t, m, k, `{"interaction_id":"`+shared+`","thumb":"down","correction":"The user's cat is named Miso","user_id":"ann"}`)
+		if _, _, c := call(t, m, "GET", "/v1/memories/"+fixed, k, "", ""); !strings.Contains(c, `"user_id":"ann"`) {
 			t.Errorf("ann's correction of a shared answer: %s", c)
 		}
 	})
@@ -276,20 +283,11 @@ func TestClearanceCorrection(t *testing.T) {
 			ID string `json:"interaction_id"`
 		}
 		_ = json.Unmarshal([]byte(b), &in)
-		s, _, b := call(t, m, "POST", "/v1/feedback", secret, "application/json",
-			`{"interaction_id":"`+in.ID+`","thumb":"down","correction":"The wifi password is tangerine-mango now"}`)
-		var fb struct {
-			Knowledge struct {
-				MemoryID string `json:"memory_id"`
-			} `json:"knowledge"`
-		}
-		if err := json.Unmarshal([]byte(b), &fb); err != nil || s != http.StatusCreated || fb.Knowledge.MemoryID == "" {
-			t.Fatalf("feedback: %d %s", s, b)
-		}
-		if _, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, secret, "", ""); !strings.Contains(c, `"security_level":"confidential"`) {
+		fixed := correct(t, m, secret, `{"interaction_id":"`+in.ID+`","thumb":"down","correction":"The wifi password is tangerine-mango now"}`)
+		if _, _, c := call(t, m, "GET", "/v1/memories/"+fixed, secret, "", ""); !strings.Contains(c, `"security_level":"confidential"`) {
 			t.Errorf("the correction's level: %s", c)
 		}
-		if s, _, c := call(t, m, "GET", "/v1/memories/"+fb.Knowledge.MemoryID, internal, "", ""); s != http.StatusNotFound {
+		if s, _, c := call(t, m, "GET", "/v1/memories/"+fixed, internal, "", ""); s != http.StatusNotFound {
 			t.Errorf("the correction through an internal key: %d %s", s, c)
 		}
 		for _, f := range []string{"trl", "trl-unpaired", "openai"} {
